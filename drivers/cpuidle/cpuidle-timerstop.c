@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cpuidle-timerstop: a test cpuidle driver whose deep state stops the
+ * local timer, for exercising tick broadcast on virtual machines.
+ *
+ * Virtual CPUs keep their local timer running in every idle state, so the
+ * tick broadcast code is never really needed there: a lost broadcast wakeup
+ * is hidden by the local timer firing anyway. This driver gives such
+ * machines a deep state that behaves like real hardware:
+ *
+ *  - state 0 ("C1") is a plain halt, local timer running;
+ *  - state 1 ("C3") carries CPUIDLE_FLAG_TIMER_STOP and, unless the CPU
+ *    has an always-running timer (x86 ARAT), masks the local timer for
+ *    the whole time it is in the state, so that only the broadcast
+ *    device (by IPI) or another interrupt can wake the CPU.
+ *
+ * Two flavours of the deep state, chosen with the "flavour" parameter:
+ *
+ * irqoff (default)
+ *	Like intel_idle or ACPI C3: entered with interrupts disabled and left
+ *	when an interrupt becomes pending (x86: any bit in the local APIC
+ *	IRR). The wakeup interrupt is handled only after the cpuidle core
+ *	has called tick_broadcast_exit().
+ *
+ * halt
+ *	Like amd_e400_idle(): "sti; hlt", so the wakeup interrupt is handled
+ *	inside the state, between tick_broadcast_enter() and
+ *	tick_broadcast_exit(). The handler may reprogram the local timer;
+ *	leaving the state then must not undo that (see
+ *	timerstop_timer_resume()).
+ *
+ * The driver is inert unless enabled on the command line or at module
+ * load, e.g. "cpuidle_timerstop.enable=1 cpuidle_timerstop.flavour=halt".
+ * Another cpuidle driver (acpi_idle, intel_idle) registered first makes
+ * registration fail with -EBUSY; build the test kernel without them.
+ */
+
+#define pr_fmt(fmt) "cpuidle-timerstop: " fmt
+
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/cpuidle.h>
+#include <linux/init.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/sched/idle.h>
+#include <linux/string.h>
+
+#ifdef CONFIG_X86
+#include <asm/apic.h>
+#include <asm/cpufeature.h>
+#include <asm/irqflags.h>
+#endif
+
+enum timerstop_flavour {
+	TIMERSTOP_IRQOFF,
+	TIMERSTOP_HALT,
+};
+
+static bool enable;
+module_param(enable, bool, 0444);
+MODULE_PARM_DESC(enable, "Register the driver (default: no)");
+
+static char *flavour = "irqoff";
+module_param(flavour, charp, 0444);
+MODULE_PARM_DESC(flavour, "Deep state flavour: irqoff or halt (default: irqoff)");
+
+static unsigned int residency_us = 100;
+module_param(residency_us, uint, 0444);
+MODULE_PARM_DESC(residency_us, "Deep state target residency in us (default: 100)");
+
+static unsigned int latency_us = 20;
+module_param(latency_us, uint, 0444);
+MODULE_PARM_DESC(latency_us, "Deep state exit latency in us (default: 20)");
+
+static enum timerstop_flavour timerstop_flavour;
+static struct cpuidle_device __percpu *timerstop_devices;
+static enum cpuhp_state timerstop_hp_state;
+
+#ifdef CONFIG_X86
+/*
+ * The local APIC timer is the per-CPU tick device. Without ARAT real
+ * hardware stops it in C3; here it is masked instead. The saved LVTT is
+ * written back only if nobody rewrote the register meanwhile: in the halt
+ * flavour the wakeup interrupt runs inside the state and may switch the
+ * device back to oneshot (tick_check_oneshot_broadcast_this_cpu()) and
+ * arm it. Restoring the stale value then would lose that event and stall
+ * the CPU.
+ */
+static bool timerstop_timer_stops(void)
+{
+	return !boot_cpu_has(X86_FEATURE_ARAT);
+}
+
+static u32 timerstop_timer_suspend(void)
+{
+	u32 lvtt = apic_read(APIC_LVTT);
+
+	apic_write(APIC_LVTT, lvtt | APIC_LVT_MASKED);
+	return lvtt;
+}
+
+static void timerstop_timer_resume(u32 saved)
+{
+	if (apic_read(APIC_LVTT) == (saved | APIC_LVT_MASKED))
+		apic_write(APIC_LVTT, saved);
+}
+
+/* Any vector requested in the IRR ends the irqoff state. */
+static bool timerstop_irq_pending(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < APIC_ISR_NR; i++) {
+		if (apic_read(APIC_IRR + i * 0x10))
+			return true;
+	}
+	return false;
+}
+
+static void timerstop_halt(void)
+{
+	raw_safe_halt();
+	raw_local_irq_disable();
+}
+#endif /* CONFIG_X86 */
+
+static int timerstop_enter_shallow(struct cpuidle_device *dev,
+				   struct cpuidle_driver *drv, int index)
+{
+	if (current_clr_polling_and_test())
+		return index;
+
+	timerstop_halt();
+	return index;
+}
+
+static int timerstop_enter_deep(struct cpuidle_device *dev,
+				struct cpuidle_driver *drv, int index)
+{
+	bool stop = timerstop_timer_stops();
+	u32 saved = 0;
+
+	/*
+	 * A remote wakeup of a polling idle task only sets NEED_RESCHED and
+	 * sends no IPI; neither flavour would notice that.
+	 */
+	if (current_clr_polling_and_test())
+		return index;
+
+	if (stop)
+		saved = timerstop_timer_suspend();
+
+	if (timerstop_flavour == TIMERSTOP_HALT) {
+		timerstop_halt();
+	} else {
+		while (!timerstop_irq_pending())
+			cpu_relax();
+	}
+
+	if (stop)
+		timerstop_timer_resume(saved);
+	return index;
+}
+
+static struct cpuidle_driver timerstop_driver = {
+	.name = "timerstop",
+	.owner = THIS_MODULE,
+	.states = {
+		{
+			.enter			= timerstop_enter_shallow,
+			.exit_latency		= 1,
+			.target_residency	= 1,
+			.name			= "C1",
+			.desc			= "halt, local timer running",
+		},
+		{
+			.enter			= timerstop_enter_deep,
+			.flags			= CPUIDLE_FLAG_TIMER_STOP,
+			.name			= "C3",
+			.desc			= "local timer stopped",
+		},
+	},
+	.state_count = 2,
+	.safe_state_index = 0,
+};
+
+static int timerstop_cpu_online(unsigned int cpu)
+{
+	struct cpuidle_device *dev = per_cpu_ptr(timerstop_devices, cpu);
+	int ret;
+
+	if (dev->registered)
+		return 0;
+
+	dev->cpu = cpu;
+	ret = cpuidle_register_device(dev);
+	if (ret)
+		pr_err("CPU%u: cpuidle_register_device() failed: %d\n", cpu, ret);
+	return ret;
+}
+
+static int timerstop_cpu_offline(unsigned int cpu)
+{
+	struct cpuidle_device *dev = per_cpu_ptr(timerstop_devices, cpu);
+
+	if (dev->registered)
+		cpuidle_unregister_device(dev);
+	return 0;
+}
+
+static int __init timerstop_parse_flavour(void)
+{
+	if (sysfs_streq(flavour, "irqoff"))
+		timerstop_flavour = TIMERSTOP_IRQOFF;
+	else if (sysfs_streq(flavour, "halt"))
+		timerstop_flavour = TIMERSTOP_HALT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void timerstop_cleanup(void)
+{
+	if (timerstop_hp_state)
+		cpuhp_remove_state(timerstop_hp_state);
+	timerstop_hp_state = 0;
+	cpuidle_unregister_driver(&timerstop_driver);
+	free_percpu(timerstop_devices);
+	timerstop_devices = NULL;
+}
+
+static int __init timerstop_init(void)
+{
+	struct cpuidle_state *deep = &timerstop_driver.states[1];
+	int ret;
+
+	if (!enable)
+		return -ENODEV;
+
+	if (timerstop_parse_flavour()) {
+		pr_err("unknown flavour \"%s\" (want irqoff or halt)\n", flavour);
+		return -EINVAL;
+	}
+
+	deep->target_residency = residency_us;
+	deep->exit_latency = latency_us;
+
+	ret = cpuidle_register_driver(&timerstop_driver);
+	if (ret) {
+		pr_err("cannot register the driver: %d%s\n", ret,
+		       ret == -EBUSY ? " (another cpuidle driver is registered)" : "");
+		return ret;
+	}
+
+	timerstop_devices = alloc_percpu(struct cpuidle_device);
+	if (!timerstop_devices) {
+		cpuidle_unregister_driver(&timerstop_driver);
+		return -ENOMEM;
+	}
+
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "cpuidle/timerstop:online",
+				timerstop_cpu_online, timerstop_cpu_offline);
+	if (ret < 0) {
+		timerstop_cleanup();
+		return ret;
+	}
+	timerstop_hp_state = ret;
+
+	pr_info("registered, flavour %s, local timer %s in C3, residency %u us, latency %u us\n",
+		flavour, timerstop_timer_stops() ? "stops" : "keeps running",
+		residency_us, latency_us);
+	return 0;
+}
+
+static void __exit timerstop_exit(void)
+{
+	timerstop_cleanup();
+}
+
+module_init(timerstop_init);
+module_exit(timerstop_exit);
+MODULE_DESCRIPTION("Test cpuidle driver with a deep state that stops the local timer");
+MODULE_LICENSE("GPL");

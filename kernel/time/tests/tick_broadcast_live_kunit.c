@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the tick broadcast API on the running kernel.
+ *
+ * Every case acts on the CPU running it, with interrupts disabled, the way
+ * cpuidle does around a CPUIDLE_FLAG_TIMER_STOP state, and checks only
+ * what the API promises (include/linux/tick.h, kernel/time/tick-internal.h):
+ * the same suite runs on any correct implementation of tick-broadcast.c.
+ *
+ * Cases that need a broadcast device, a oneshot tick or a local timer that
+ * stops in deep idle (no x86 ARAT) are skipped on machines without them.
+ */
+
+#include <kunit/test.h>
+#include <linux/clockchips.h>
+#include <linux/cpumask.h>
+#include <linux/irqflags.h>
+#include <linux/ktime.h>
+#include <linux/smp.h>
+#include <linux/tick.h>
+
+#include "../tick-internal.h"
+
+struct live_cpu {
+	unsigned int cpu;
+	struct clock_event_device *local;
+	struct clock_event_device *bc;
+};
+
+/*
+ * Skip unless this CPU's tick device needs broadcast in deep idle and a
+ * oneshot broadcast device is in charge. Runs with interrupts disabled.
+ */
+static void live_cpu_get(struct live_cpu *lc)
+{
+	lc->cpu = smp_processor_id();
+	lc->local = __this_cpu_read(tick_cpu_device.evtdev);
+	lc->bc = tick_get_broadcast_device()->evtdev;
+}
+
+static bool live_cpu_usable(struct live_cpu *lc, const char **why)
+{
+	if (!lc->bc) {
+		*why = "no broadcast device";
+		return false;
+	}
+	if (!lc->local || !(lc->local->features & CLOCK_EVT_FEAT_C3STOP)) {
+		*why = "local timer keeps running in deep idle";
+		return false;
+	}
+	if (!tick_broadcast_oneshot_active() ||
+	    __this_cpu_read(tick_cpu_device.mode) != TICKDEV_MODE_ONESHOT) {
+		*why = "tick is not in oneshot mode";
+		return false;
+	}
+	if (lc->bc->features & CLOCK_EVT_FEAT_HRTIMER) {
+		*why = "hrtimer broadcast may refuse the owner CPU";
+		return false;
+	}
+	return true;
+}
+
+static bool in_oneshot_mask(unsigned int cpu)
+{
+	return cpumask_test_cpu(cpu, tick_get_broadcast_oneshot_mask());
+}
+
+/* The broadcast device must be able to stand in for a stopped local timer. */
+static void live_bc_device_is_eligible(struct kunit *test)
+{
+	struct clock_event_device *bc = tick_get_broadcast_device()->evtdev;
+
+	if (!bc)
+		kunit_skip(test, "no broadcast device");
+
+	kunit_info(test, "broadcast device %s, rating %d\n", bc->name, bc->rating);
+	KUNIT_EXPECT_TRUE(test, tick_is_broadcast_device(bc));
+	KUNIT_EXPECT_FALSE(test, bc->features & CLOCK_EVT_FEAT_C3STOP);
+	KUNIT_EXPECT_FALSE(test, bc->features & CLOCK_EVT_FEAT_DUMMY);
+	KUNIT_EXPECT_FALSE(test, bc->features & CLOCK_EVT_FEAT_PERCPU);
+	if (tick_broadcast_oneshot_active())
+		KUNIT_EXPECT_TRUE(test, bc->features & CLOCK_EVT_FEAT_ONESHOT);
+}
+
+/*
+ * ENTER takes the CPU into the oneshot mask, stops its local device and
+ * makes sure the broadcast device fires no later than the CPU's event;
+ * EXIT undoes all three.
+ */
+static void live_enter_exit(struct kunit *test)
+{
+	struct live_cpu lc;
+	const char *why;
+	ktime_t local_next, bc_next;
+	bool masked_in, masked_out, stopped, restarted;
+	unsigned long flags;
+	int ret;
+
+	local_irq_save(flags);
+	live_cpu_get(&lc);
+	if (!live_cpu_usable(&lc, &why)) {
+		local_irq_restore(flags);
+		kunit_skip(test, "%s", why);
+	}
+
+	ret = tick_broadcast_enter();
+	masked_in = in_oneshot_mask(lc.cpu);
+	stopped = clockevent_state_shutdown(lc.local);
+	local_next = lc.local->next_event;
+	bc_next = lc.bc->next_event;
+
+	tick_broadcast_exit();
+	masked_out = in_oneshot_mask(lc.cpu);
+	restarted = clockevent_state_oneshot(lc.local);
+	local_irq_restore(flags);
+
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_EXPECT_TRUE(test, masked_in);
+	KUNIT_EXPECT_TRUE(test, stopped);
+	KUNIT_EXPECT_LE(test, ktime_to_ns(bc_next), ktime_to_ns(local_next));
+	KUNIT_EXPECT_FALSE(test, masked_out);
+	KUNIT_EXPECT_TRUE(test, restarted);
+}
+
+/* EXIT without a matching ENTER is a no-op. */
+static void live_exit_without_enter(struct kunit *test)
+{
+	struct live_cpu lc;
+	const char *why;
+	bool masked, running;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	live_cpu_get(&lc);
+	if (!live_cpu_usable(&lc, &why)) {
+		local_irq_restore(flags);
+		kunit_skip(test, "%s", why);
+	}
+
+	tick_broadcast_exit();
+	masked = in_oneshot_mask(lc.cpu);
+	running = clockevent_state_oneshot(lc.local);
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_FALSE(test, masked);
+	KUNIT_EXPECT_TRUE(test, running);
+}
+
+/* Repeated ENTER/EXIT pairs leave no trace in the masks. */
+static void live_enter_exit_repeated(struct kunit *test)
+{
+	struct live_cpu lc;
+	const char *why;
+	unsigned long flags;
+	int i, refused = 0, stuck = 0;
+
+	for (i = 0; i < 1000; i++) {
+		local_irq_save(flags);
+		live_cpu_get(&lc);
+		if (!live_cpu_usable(&lc, &why)) {
+			local_irq_restore(flags);
+			kunit_skip(test, "%s", why);
+		}
+		if (tick_broadcast_enter())
+			refused++;
+		tick_broadcast_exit();
+		if (in_oneshot_mask(lc.cpu))
+			stuck++;
+		local_irq_restore(flags);
+	}
+
+	KUNIT_EXPECT_EQ(test, refused, 0);
+	KUNIT_EXPECT_EQ(test, stuck, 0);
+}
+
+/* A CPU that is awake and was not forced never sees a stale force bit. */
+static void live_not_expired_when_awake(struct kunit *test)
+{
+	unsigned long flags;
+	int expired;
+
+	local_irq_save(flags);
+	expired = tick_check_broadcast_expired();
+	local_irq_restore(flags);
+
+	KUNIT_EXPECT_EQ(test, expired, 0);
+}
+
+static struct kunit_case tick_broadcast_live_cases[] = {
+	KUNIT_CASE(live_bc_device_is_eligible),
+	KUNIT_CASE(live_enter_exit),
+	KUNIT_CASE(live_exit_without_enter),
+	KUNIT_CASE(live_enter_exit_repeated),
+	KUNIT_CASE(live_not_expired_when_awake),
+	{}
+};
+
+static struct kunit_suite tick_broadcast_live_suite = {
+	.name = "tick_broadcast_live",
+	.test_cases = tick_broadcast_live_cases,
+};
+kunit_test_suite(tick_broadcast_live_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the tick broadcast API on the running kernel");
+MODULE_LICENSE("GPL");

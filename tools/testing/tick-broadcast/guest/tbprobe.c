@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tbprobe: the guest side of the tick broadcast testbed, linked statically
+ * into the initramfs.
+ *
+ *   tbprobe lat NAME COUNT MIN_US MAX_US SEED
+ *	On every online CPU at once, COUNT times: sleep until an absolute
+ *	CLOCK_MONOTONIC time MIN_US..MAX_US ahead (clock_nanosleep with
+ *	TIMER_ABSTIME) and record how late the wakeup was. Prints per-CPU
+ *	and overall percentiles, then the raw samples, as "@@" lines.
+ *
+ *   tbprobe exit CODE
+ *	Write CODE to QEMU's isa-debug-exit port (0xf4); QEMU exits with
+ *	status CODE * 2 + 1. x86 only.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <sys/io.h>
+#endif
+
+#define MAX_CPUS 64
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	/* xorshift64*: reproducible across libcs */
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+static void run_cpu(int cpu, int count, int min_us, int max_us,
+		    uint64_t seed, int fd)
+{
+	uint64_t rng = seed * 7919 + cpu + 1;
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		perror("sched_setaffinity");
+		exit(1);
+	}
+	for (i = 0; i < count; i++) {
+		int64_t delay = (min_us + rng_next(&rng) % (max_us - min_us + 1)) * 1000LL;
+		int64_t target = now_ns() + delay;
+		struct timespec ts = {
+			.tv_sec = target / 1000000000,
+			.tv_nsec = target % 1000000000,
+		};
+		int64_t late;
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		late = now_ns() - target;
+		if (write(fd, &late, sizeof(late)) != sizeof(late))
+			exit(1);
+	}
+	exit(0);
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const int64_t *v, int n, double p)
+{
+	int i = (int)(p / 100.0 * (n - 1) + 0.5);
+
+	return v[i] / 1000.0;
+}
+
+static void report(const char *name, const char *who, int64_t *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp64);
+	printf("@@lat %s cpu=%s n=%d p50=%.1f p90=%.1f p99=%.1f max=%.1f\n",
+	       name, who, n, pct(v, n, 50), pct(v, n, 90), pct(v, n, 99),
+	       v[n - 1] / 1000.0);
+}
+
+static int cmd_lat(int argc, char **argv)
+{
+	int count, min_us, max_us, ncpu = 0, cpus[MAX_CPUS], fds[MAX_CPUS];
+	uint64_t seed;
+	int64_t *all;
+	cpu_set_t online;
+	char who[16];
+	int c, i, nall = 0, failed = 0;
+
+	if (argc != 7)
+		return 2;
+	count = atoi(argv[3]);
+	min_us = atoi(argv[4]);
+	max_us = atoi(argv[5]);
+	seed = strtoull(argv[6], NULL, 0);
+	if (count <= 0 || min_us <= 0 || max_us < min_us)
+		return 2;
+
+	if (sched_getaffinity(0, sizeof(online), &online))
+		return 1;
+	for (c = 0; c < MAX_CPUS; c++)
+		if (CPU_ISSET(c, &online))
+			cpus[ncpu++] = c;
+
+	for (i = 0; i < ncpu; i++) {
+		int p[2];
+
+		if (pipe(p))
+			return 1;
+		if (fork() == 0) {
+			close(p[0]);
+			run_cpu(cpus[i], count, min_us, max_us, seed, p[1]);
+		}
+		close(p[1]);
+		fds[i] = p[0];
+	}
+
+	all = calloc((size_t)count * ncpu, sizeof(*all));
+	if (!all)
+		return 1;
+	for (i = 0; i < ncpu; i++) {
+		int64_t *v = all + (size_t)i * count;
+		ssize_t got = 0, want = (ssize_t)count * sizeof(*v);
+
+		while (got < want) {
+			ssize_t r = read(fds[i], (char *)v + got, want - got);
+
+			if (r <= 0)
+				break;
+			got += r;
+		}
+		if (got != want) {
+			printf("@@error lat %s cpu=%d short read\n", argv[2], cpus[i]);
+			failed = 1;
+			continue;
+		}
+		printf("@@raw %s cpu=%d", argv[2], cpus[i]);
+		for (c = 0; c < count; c++)
+			printf("%c%lld", c ? ',' : ' ', (long long)v[c]);
+		printf("\n");
+		snprintf(who, sizeof(who), "%d", cpus[i]);
+		report(argv[2], who, v, count);
+		nall += count;
+	}
+	while (wait(NULL) > 0)
+		;
+	if (!failed) {
+		report(argv[2], "all", all, nall);
+	}
+	fflush(stdout);
+	return failed;
+}
+
+static int cmd_exit(int argc, char **argv)
+{
+	if (argc != 3)
+		return 2;
+	fflush(stdout);
+#if defined(__x86_64__) || defined(__i386__)
+	if (ioperm(0xf4, 4, 1)) {
+		perror("ioperm");
+		return 1;
+	}
+	outl((unsigned int)strtoul(argv[2], NULL, 0), 0xf4);
+#endif
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	int ret = 2;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && !strcmp(argv[1], "lat"))
+		ret = cmd_lat(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "exit"))
+		ret = cmd_exit(argc, argv);
+	if (ret == 2)
+		fprintf(stderr, "usage: tbprobe lat NAME COUNT MIN_US MAX_US SEED | exit CODE\n");
+	return ret;
+}
