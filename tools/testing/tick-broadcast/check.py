@@ -6,33 +6,83 @@ their KUnit suites run under kunit.py, and every QEMU scenario boots on
 each. One line per test, then "N passed, N failed".
 """
 
+import re
 import subprocess
 import time
 
 import scenarios
 
-# Our C sources and headers, checked as files; hunks are checked as patches.
-STATIC_GLOBS = ('drivers/**/*.c', 'kernel/**/*.c', 'kernel/**/*.h',
-		'include/**/*.h')
+IGNORE = 'COMMIT_MESSAGE,MISSING_SIGN_OFF,FILE_PATH_CHANGES,SPDX_LICENSE_TAG'
+
+
+def series_paths(tb):
+	"""Every file and hunk of series.conf, as repository paths."""
+	paths = []
+	for line in (tb.TOOLS / 'series.conf').read_text().splitlines():
+		f = line.split('#', 1)[0].split()
+		if f and f[1] not in paths:
+			paths.append(f[1])
+	return paths
 
 
 def checkpatch(tb):
-	"""checkpatch.pl --strict on every file and hunk of the series."""
+	"""checkpatch.pl --strict on every file and hunk of the series.
+
+	Files wholly ours go in as new-file patches, so that checkpatch also
+	reads Kconfig and Makefile fragments; hunks go in as they are.
+	"""
 	pristine = tb.unpack_pristine()
 	script = pristine / 'scripts' / 'checkpatch.pl'
 	rows = []
-	files = sorted({p for g in STATIC_GLOBS for p in tb.REPO.glob(g)})
-	hunks = sorted((tb.REPO / 'hunks').glob('*.diff'))
-	for path in files + hunks:
-		rel = path.relative_to(tb.REPO)
+	for rel in series_paths(tb):
+		path = tb.REPO / rel
+		if rel.endswith('.diff'):
+			patch = path.read_text()
+		else:
+			r = subprocess.run(['diff', '-u', '--label', '/dev/null', '--label',
+					    f'b/{rel}', '/dev/null', str(path)],
+					   capture_output=True, text=True)
+			patch = f'diff --git a/{rel} b/{rel}\nnew file mode 100644\n' + r.stdout
 		cmd = ['perl', str(script), '--strict', '--no-tree', '--terse',
-		       '--show-types', '--ignore', 'FILE_PATH_CHANGES']
-		cmd += [str(path)] if path.suffix == '.diff' else ['-f', str(path)]
-		r = subprocess.run(cmd, capture_output=True, text=True, cwd=pristine)
-		bad = [ln for ln in r.stdout.splitlines() if ': ERROR:' in ln or
-		       ': WARNING:' in ln or ': CHECK:' in ln]
+		       '--show-types', '--ignore', IGNORE, '-']
+		r = subprocess.run(cmd, input=patch, capture_output=True, text=True, cwd=pristine)
+		bad = [ln for ln in r.stdout.splitlines() if re.search(r': (ERROR|WARNING|CHECK):', ln)]
 		rows.append((f'static/checkpatch/{rel}', 'fail' if bad or r.returncode else 'pass',
 			     '\n'.join(bad[:10]) or r.stdout[-500:]))
+	return rows
+
+
+def c_sources(tb):
+	return [p for p in series_paths(tb) if p.endswith('.c')]
+
+
+def kerneldoc(tb):
+	"""scripts/kernel-doc -none -Wall on our C files and headers."""
+	pristine = tb.unpack_pristine()
+	rows = []
+	for rel in [p for p in series_paths(tb) if p.endswith(('.c', '.h'))]:
+		r = subprocess.run(['perl', 'scripts/kernel-doc', '-none', '-Wall',
+				    str(tb.REPO / rel)], capture_output=True, text=True,
+				   cwd=pristine)
+		out = (r.stdout + r.stderr).strip()
+		rows.append((f'static/kernel-doc/{rel}', 'fail' if out or r.returncode else 'pass',
+			     out[-1500:]))
+	return rows
+
+
+def sparse_w1(tb, tree):
+	"""sparse (C=2) and W=1 on the objects of our C files, in tree's build."""
+	src = tb.tree_dir(tree)
+	rows = []
+	for rel in c_sources(tb):
+		obj = rel[:-2] + '.o'
+		r = subprocess.run(['make', f'O={tb.build_dir_name()}', 'CC=ccache gcc',
+				    'C=2', 'W=1', obj], cwd=src, env=tb.build_env(),
+				   capture_output=True, text=True)
+		bad = [ln for ln in (r.stdout + r.stderr).splitlines()
+		       if re.search(r'warning:|error:', ln)]
+		rows.append((f'static/sparse-W1/{rel}', 'fail' if bad or r.returncode else 'pass',
+			     '\n'.join(bad[:10]) or r.stderr[-800:]))
 	return rows
 
 
@@ -48,10 +98,13 @@ def cmd_check(args):
 		rows.extend(new)
 
 	emit(checkpatch(tb))
+	emit(kerneldoc(tb))
 	names = ['hpet-irqoff'] if args.quick else list(scenarios.SCENARIOS)
 	outroot = tb.CACHE / 'runs' / 'check'
 	for tree in tb.TREES:
 		tb.build(tree)
+		if tree == 'ours':
+			emit(sparse_w1(tb, tree))
 		emit(tb.kunit(tree))
 		for n in names:
 			emit([scenarios.run(tb, n, tree, outroot)])

@@ -382,21 +382,24 @@ def kunit(tree, variant=''):
 	res.mkdir(parents=True)
 	js = res / 'results.json'
 	cmd = [sys.executable, 'tools/testing/kunit/kunit.py', 'run'] + args + [
-		'--qemu_args', '-smp 4', '--timeout', '900', '--json', str(js),
-		'--raw_output=all']
+		'--qemu_args', '-smp 4', '--timeout', '900', f'--json={js}']
 	r = subprocess.run(cmd, cwd=src, env=build_env(), capture_output=True, text=True)
 	(res / 'output.log').write_text(r.stdout + r.stderr)
 	prefix = f'kunit/{tree}{"-" + variant if variant else ""}'
 	if not js.exists() or not js.read_text().strip():
 		return [(f'{prefix}/run', 'fail', f'kunit.py exited {r.returncode}, see {res}/output.log')]
 	doc = json.loads(js.read_text())
+	logtext = (res / 'output.log').read_text()
 	out = []
 
 	def walk(node, path):
 		for case in node.get('test_cases', []):
 			st = case['status'].lower()
 			st = {'pass': 'pass', 'skip': 'skip'}.get(st, 'fail')
-			out.append((f'{path}.{case["name"]}', st, case.get('log', '')[-2000:]))
+			why = re.findall(rf'# {re.escape(case["name"])}: (?:EXPECTATION|ASSERTION) FAILED.*\n.*\n.*',
+					 logtext)
+			out.append((f'{path}.{case["name"]}', st,
+				    '\n'.join(why)[-2000:] or f'see {res}/output.log'))
 		for sub in node.get('sub_groups', []):
 			walk(sub, f'{prefix}/{sub["name"]}')
 	walk(doc, prefix)
