@@ -36,9 +36,9 @@ SAMPLES = 300
 # guest hangs. The bound sits above the slow tail of a working broadcast
 # and well below a lost one; max lateness gets a plain ceiling for the same
 # reason.
-LAT_FACTOR = 40
-LAT_SLACK_US = 20000
-LAT_MAX_US = 250000
+LAT_FACTOR = 60
+LAT_SLACK_US = 30000
+LAT_MAX_US = 500000
 
 PLAN = ['snap:start', 'deep:off', f'lat:control:{SAMPLES // 2}', 'snap:mid',
 	'deep:on', f'lat:bc:{SAMPLES}', 'snap:end']

@@ -332,6 +332,42 @@ def qemu_cmd(kernel, initrd, append, console, data, smp=4, cpu='qemu64', extra=(
 
 
 GUEST_DONE = 99		# init writes 0x31 to isa-debug-exit: 0x31 * 2 + 1
+STALLED = re.compile(r'detected stalls? on CPU|soft lockup|hard LOCKUP|Kernel panic')
+QUIET_LIMIT = 30	# seconds without a byte on console or data channel
+
+
+def watch(cmd, console, data, timeout):
+	"""Run QEMU until it exits, stalls or goes quiet; return a status.
+
+	A lost wakeup shows as a guest that stops making progress: an RCU or
+	soft lockup report on the console, or no output at all for a while.
+	Either ends the boot at once instead of waiting out the timeout.
+	"""
+	proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+				stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+	t0 = last = time.time()
+	size = -1
+	status = None
+	while status is None:
+		try:
+			rc = proc.wait(timeout=0.5)
+			return 'done' if rc == GUEST_DONE else f'exit {rc}'
+		except subprocess.TimeoutExpired:
+			pass
+		now = time.time()
+		cur = sum(p.stat().st_size for p in (console, data) if p.exists())
+		if cur != size:
+			size, last = cur, now
+		text = console.read_text(errors='replace') if console.exists() else ''
+		if STALLED.search(text):
+			status = f'stall ({STALLED.search(text).group(0)} after {now - t0:.0f} s)'
+		elif now - last > QUIET_LIMIT:
+			status = f'hang (no output for {QUIET_LIMIT} s)'
+		elif now - t0 > timeout:
+			status = f'hang (not finished after {timeout} s)'
+	proc.kill()
+	proc.wait()
+	return status
 
 
 def boot(kernel, plan, outdir, cmdline=(), cpu='qemu64', smp=4, qemu=(),
@@ -344,12 +380,7 @@ def boot(kernel, plan, outdir, cmdline=(), cpu='qemu64', smp=4, qemu=(),
 	cmd = qemu_cmd(kernel, initramfs(), append, console, data, smp, cpu, qemu)
 	(outdir / 'qemu.cmd').write_text(' '.join(cmd) + '\n')
 	t0 = time.time()
-	try:
-		r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-				   timeout=timeout)
-		status = 'done' if r.returncode == GUEST_DONE else f'exit {r.returncode}'
-	except subprocess.TimeoutExpired:
-		status = f'hang (no result after {timeout} s)'
+	status = watch(cmd, console, data, timeout)
 	secs = time.time() - t0
 	rd = lambda p: p.read_text(errors='replace') if p.exists() else ''
 	return status, rd(console), rd(data), secs
