@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tick broadcast, the decision core.
+ *
+ * Design
+ * ======
+ *
+ * A CPU whose local clock event device stops in deep idle (C3STOP) hands
+ * its next event to the broadcast device before going there, and the
+ * broadcast device, which keeps running, wakes it with an IPI. This file
+ * decides everything about that hand-over; tick-broadcast.c carries the
+ * decisions out (devices, IPIs, the lock, the kernel interfaces).
+ *
+ * The core has no globals, takes no locks and reads no clock: one
+ * instance, struct tick_bc, holds the state of a machine, the time comes
+ * in as an argument, and the only side effect is arming the broadcast
+ * device through struct tick_bc_ops. The kernel has one instance; the
+ * KUnit suite makes as many as it likes, with hundreds of simulated CPUs.
+ *
+ * Data structures
+ * ---------------
+ *
+ *   sleepers   timerqueue (rbtree with cached leftmost) of the CPUs that
+ *              sleep on the oneshot broadcast and have not been woken,
+ *              keyed by their wakeup time. The device is armed for the
+ *              leftmost node. Expiry pops the expired nodes from the left:
+ *              its cost follows the number of CPUs that expired, not the
+ *              number that sleep (upstream scans every sleeping CPU and
+ *              reads each one's tick device, a remote cache line apiece).
+ *   oneshot    bitmap: CPUs relying on the oneshot broadcast right now
+ *              (between enter and exit, or handed over at the switch from
+ *              periodic mode until they switch themselves).
+ *   pending    bitmap: CPUs popped by expiry whose IPI is on its way. Their
+ *              exit must not reprogram the local device.
+ *   force      bitmap: CPUs whose event had already expired at exit, before
+ *              the broadcast interrupt came. They must not go deep again
+ *              (tick_check_broadcast_expired() makes the idle loop poll)
+ *              and the next expiry wakes them whatever their time.
+ *   on         bitmap: CPUs that asked for broadcast (ON or FORCE).
+ *   periodic   bitmap: CPUs whose periodic tick comes from the broadcast
+ *              device (upstream's tick_broadcast_mask).
+ *   armed      what the device is armed for, KTIME_MAX when it is not.
+ *
+ * Invariants, after every function returns:
+ *
+ *   I1  queued(cpu)  =>  oneshot(cpu) && !pending(cpu)
+ *   I2  pending(cpu) =>  oneshot(cpu)      (but for the handling CPU,
+ *                                          whose bit expiry clears)
+ *   I3  sleepers not empty  =>  armed <= leftmost wakeup
+ *   I4  force(cpu)   =>  !oneshot(cpu), and nr_force counts force
+ *   I5  force not empty  =>  armed != KTIME_MAX
+ *
+ * I3 and I5 are what "no lost wakeup" means here: every sleeper and every
+ * forced CPU has a device interrupt coming no later than it needs one.
+ *
+ * Per-CPU state machine (oneshot mode)
+ * ------------------------------------
+ *
+ *           enter(t)                 expire: t <= now
+ *   AWAKE ------------> SLEEPING(t) -----------------> WOKEN (pending)
+ *     ^  ^                 |   |                           |
+ *     |  |   exit: t > now |   | exit: t <= now            | exit
+ *     |  +-----------------+   v                           |
+ *     |  (reprogram local)   FORCED (polls) --expire-->    |
+ *     +-------------------------------------------------<--+
+ *                                   (resume, no reprogram)
+ *
+ * Enter with t == KTIME_MAX sleeps without a queue node: nothing wakes
+ * the CPU but an unrelated interrupt, as upstream (the tick is stopped and
+ * no timer is queued).
+ *
+ * Lifetime
+ * --------
+ *
+ * The instance lives as long as the machine. A CPU leaves every mask and
+ * the queue when it goes offline (tick_bc_offline()). Replacing the
+ * device keeps all state but "armed", which restarts at KTIME_MAX, and
+ * tick_bc_retrigger() arms the new device at once if anybody sleeps.
+ *
+ * Locking rules
+ * -------------
+ *
+ * The caller serialises all calls on an instance; in the kernel that is
+ * tick_broadcast_lock, a raw spinlock taken with interrupts disabled,
+ * nested inside clockevents_lock. The ops are called under it. The only
+ * lockless reader is tick_check_broadcast_expired(), which reads this
+ * CPU's force bit; the bit is written by that CPU's own exit and cleared
+ * by expiry on another CPU, and a stale read only costs one more round of
+ * the poll loop or one shallow idle entry.
+ *
+ * Races handled
+ * -------------
+ *
+ * 1) Exit before the IPI arrives (pending). Expiry pops CPU1 and sends the
+ *    IPI after dropping the lock; CPU1 leaves idle for another reason
+ *    first:
+ *
+ *      CPU0 (broadcast irq)          CPU1
+ *      lock; expire: pending(1)
+ *      unlock
+ *                                    lock; exit: pending -> RESUME
+ *                                    (local device not reprogrammed)
+ *                                    unlock
+ *      IPI(1)  ------------------->  tick handler runs the expired event
+ *
+ *    Reprogramming on exit would set the local device min_delta in the
+ *    future for an event the IPI delivers anyway.
+ *
+ * 2) Exit after the event expired, before the broadcast interrupt (force):
+ *
+ *      CPU0                          CPU1 (queued, t1 <= now)
+ *                                    lock; exit: force(1); unlock
+ *                                    idle loop polls (expired check)
+ *      broadcast irq: lock; expire:
+ *      wake |= force, clear force
+ *      unlock; IPI(1)  ------------> tick handler
+ *
+ *    Reprogramming instead would let CPU1 re-enter deep idle, re-arm the
+ *    broadcast device for the same expired time and ping-pong. An enter
+ *    while forced is refused with -EBUSY and, unlike upstream, leaves no
+ *    trace: the CPU is not added to the oneshot mask and its local device
+ *    is not stopped (upstream behaviour 53 left it in the mask with the
+ *    device down, and a later enter then found its bit set and armed
+ *    nothing).
+ *
+ * 3) The IPI is sent outside the lock. Between unlock and IPI, a popped
+ *    CPU may exit (race 1) and even enter again with a new time; the late
+ *    IPI then wakes it early, once, and it goes back to sleep through the
+ *    normal path. Nothing is lost, and enter/exit on other CPUs no longer
+ *    wait for IPIs to be sent (upstream sends them under the lock).
+ *
+ * 4) Woken CPUs are not woken again. Upstream leaves a woken CPU in the
+ *    oneshot mask with its expired time until its exit, so every expiry in
+ *    between sends it one more IPI; here it leaves the queue when popped.
+ *
+ * 5) The hrtimer pseudo device runs on some awake CPU. The CPU holding the
+ *    timer must not go deep (tick_bc_owner_busy()), and a CPU that arms it
+ *    and finds the timer on itself backs out of its enter with -EBUSY.
+ *    "Holding" is what ops->owner() reports after arming: hrtimer_start()
+ *    cannot move a timer whose callback is running.
+ *
+ * 6) The hrtimer owner goes offline: tick_bc_pull() moves the timer to
+ *    the control CPU and clears that CPU's force bit, since nothing would
+ *    otherwise program its stopped local device.
+ *
+ * 7) The last TICK_BROADCAST_OFF in oneshot mode while others sleep: the
+ *    device stays armed (upstream shut it down, stranding the sleepers
+ *    until some other interrupt came).
+ */
+
+#include <linux/bitmap.h>
+#include <linux/bug.h>
+#include <linux/errno.h>
+#include <linux/minmax.h>
+#include <linux/string.h>
+#include <linux/timerqueue.h>
+
+#include "tick-broadcast-core.h"
+
+static unsigned int sleep_cpu(struct tick_bc *bc, struct timerqueue_node *node)
+{
+	return node - bc->sleep;
+}
+
+static void sleep_dequeue(struct tick_bc *bc, unsigned int cpu)
+{
+	struct timerqueue_node *node = &bc->sleep[cpu];
+
+	if (timerqueue_node_queued(node))
+		timerqueue_del(&bc->sleepers, node);
+}
+
+static void sleep_queue(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup)
+{
+	struct timerqueue_node *node = &bc->sleep[cpu];
+
+	sleep_dequeue(bc, cpu);
+	if (wakeup == KTIME_MAX)
+		return;
+	node->expires = wakeup;
+	timerqueue_add(&bc->sleepers, node);
+}
+
+static void bc_arm(struct tick_bc *bc, ktime_t expires, unsigned int cpu)
+{
+	bc->armed = expires;
+	bc->ops->arm(bc, expires, cpu);
+}
+
+static void force_clear(struct tick_bc *bc, unsigned int cpu)
+{
+	if (__test_and_clear_bit(cpu, bc->force))
+		bc->nr_force--;
+}
+
+/**
+ * tick_bc_init - set up an instance with no CPU relying on broadcast
+ * @bc:		the instance
+ * @ops:	device operations
+ * @nr_cpus:	number of CPUs
+ * @stride:	longs per bitmap, at least BITS_TO_LONGS(@nr_cpus) (the
+ *		kernel uses cpumask_size() so that they read as cpumasks)
+ * @sleep:	@nr_cpus queue nodes
+ * @masks:	TICK_BC_NR_MASKS * @stride longs for the bitmaps
+ * @online:	bitmap of the CPUs that may be woken, kept by the caller
+ */
+void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
+		  unsigned int nr_cpus, unsigned int stride,
+		  struct timerqueue_node *sleep, unsigned long *masks,
+		  const unsigned long *online)
+{
+	unsigned int longs = max(stride, (unsigned int)BITS_TO_LONGS(nr_cpus)), cpu;
+
+	*bc = (struct tick_bc) {
+		.ops = ops,
+		.nr_cpus = nr_cpus,
+		.sleep = sleep,
+		.online = online,
+		.on = masks,
+		.periodic = masks + longs,
+		.oneshot = masks + 2 * longs,
+		.pending = masks + 3 * longs,
+		.force = masks + 4 * longs,
+		.armed = KTIME_MAX,
+		.mode = TICK_BC_PERIODIC,
+	};
+	memset(masks, 0, TICK_BC_NR_MASKS * longs * sizeof(long));
+	timerqueue_init_head(&bc->sleepers);
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		timerqueue_init(&sleep[cpu]);
+}
+
+/**
+ * tick_bc_set_device - a broadcast device was installed or removed
+ * @bc:		the instance
+ * @present:	a device is installed now
+ * @hrtimer:	it is the hrtimer pseudo device
+ *
+ * A new device starts shut down, so nothing is armed.
+ */
+void tick_bc_set_device(struct tick_bc *bc, bool present, bool hrtimer)
+{
+	bc->device = present;
+	bc->hrtimer = present && hrtimer;
+	bc->armed = KTIME_MAX;
+}
+
+/**
+ * tick_bc_retrigger - arm a freshly installed oneshot device at once
+ * @bc:		the instance
+ *
+ * If anybody relies on the oneshot broadcast, the device is armed for
+ * time 0, in the past, so that it fires as soon as it can and expiry
+ * re-evaluates every sleeper (upstream behaviour 9). The interrupt goes
+ * to the first CPU relying on it.
+ *
+ * Return: true if the device was armed.
+ */
+bool tick_bc_retrigger(struct tick_bc *bc)
+{
+	unsigned int cpu = find_first_bit(bc->oneshot, bc->nr_cpus);
+
+	if (cpu >= bc->nr_cpus && !bc->nr_force)
+		return false;
+	if (cpu >= bc->nr_cpus)
+		cpu = find_first_bit(bc->force, bc->nr_cpus);
+	bc_arm(bc, 0, cpu);
+	return true;
+}
+
+/**
+ * tick_bc_disarmed - the caller shut the device down
+ * @bc:		the instance
+ */
+void tick_bc_disarmed(struct tick_bc *bc)
+{
+	bc->armed = KTIME_MAX;
+}
+
+/**
+ * tick_bc_control - TICK_BROADCAST_ON, OFF or FORCE on a CPU
+ * @bc:		the instance
+ * @cpu:	the CPU, whose tick device stops in deep idle
+ * @mode:	what it asks for
+ *
+ * ON and FORCE put the CPU in the on and periodic masks; FORCE also makes
+ * every later OFF, on any CPU, a no-op. OFF takes it out of both.
+ *
+ * Return: what changed in the periodic mask, for the caller to start or
+ * stop devices.
+ */
+struct tick_bc_change tick_bc_control(struct tick_bc *bc, unsigned int cpu,
+				      enum tick_broadcast_mode mode)
+{
+	bool was_empty = bitmap_empty(bc->periodic, bc->nr_cpus);
+	struct tick_bc_change ch = { };
+
+	switch (mode) {
+	case TICK_BROADCAST_FORCE:
+		bc->forced = true;
+		fallthrough;
+	case TICK_BROADCAST_ON:
+		__set_bit(cpu, bc->on);
+		ch.joined = !__test_and_set_bit(cpu, bc->periodic);
+		break;
+	case TICK_BROADCAST_OFF:
+		if (bc->forced)
+			break;
+		__clear_bit(cpu, bc->on);
+		ch.left = __test_and_clear_bit(cpu, bc->periodic);
+		break;
+	}
+
+	ch.first = was_empty && (ch.joined || !bitmap_empty(bc->periodic, bc->nr_cpus));
+	ch.last = !was_empty && bitmap_empty(bc->periodic, bc->nr_cpus);
+	return ch;
+}
+
+/**
+ * tick_bc_set_periodic - put a CPU in or out of the periodic mask
+ * @bc:		the instance
+ * @cpu:	the CPU
+ * @periodic:	whether its periodic tick comes from the broadcast device
+ *
+ * For a CPU whose tick device is being set up: a device that does not
+ * stop in deep idle, or a CPU that did not ask for broadcast, leaves the
+ * mask; a dummy device (no local timer at all) joins it.
+ */
+void tick_bc_set_periodic(struct tick_bc *bc, unsigned int cpu, bool periodic)
+{
+	if (periodic)
+		__set_bit(cpu, bc->periodic);
+	else
+		__clear_bit(cpu, bc->periodic);
+}
+
+/**
+ * tick_bc_periodic_wake - the CPUs a periodic broadcast tick wakes
+ * @bc:		the instance
+ * @this_cpu:	the CPU handling the broadcast interrupt
+ * @wake:	filled with the online CPUs of the periodic mask, but
+ *		@this_cpu
+ *
+ * Return: true if @this_cpu needs its own tick handler run directly.
+ * Never with the hrtimer device: this CPU's hrtimer interrupt is already
+ * running its timers.
+ */
+bool tick_bc_periodic_wake(struct tick_bc *bc, unsigned int this_cpu,
+			   unsigned long *wake)
+{
+	bool self;
+
+	bitmap_and(wake, bc->periodic, bc->online, bc->nr_cpus);
+	self = __test_and_clear_bit(this_cpu, wake);
+	return self && !bc->hrtimer;
+}
+
+/**
+ * tick_bc_cpu_reset - a CPU no longer relies on the oneshot broadcast
+ * @bc:		the instance
+ * @cpu:	the CPU
+ *
+ * Its tick device was set up anew or it switched itself to oneshot mode:
+ * any stale oneshot or pending bit would keep its next enter from arming
+ * the device.
+ */
+void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu)
+{
+	__clear_bit(cpu, bc->oneshot);
+	__clear_bit(cpu, bc->pending);
+	sleep_dequeue(bc, cpu);
+}
+
+/**
+ * tick_bc_switch_oneshot - a CPU switches its tick to oneshot mode
+ * @bc:		the instance
+ * @this_cpu:	the CPU switching
+ * @next_period: the next periodic tick
+ * @device_armed: the device already runs in oneshot state (emulated
+ *		periodic mode) and is armed for @next_period
+ *
+ * The first switch turns the broadcast to oneshot mode for good. The CPUs
+ * that waited for periodic broadcast ticks, but this one, are handed over
+ * (if there is a device to hand them to):
+ * they sleep on the oneshot broadcast until @next_period, which gives each
+ * the one tick it needs to switch itself. Later switches only reset
+ * @this_cpu.
+ *
+ * Return: true if the device was armed here.
+ */
+bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu,
+			    ktime_t next_period, bool device_armed)
+{
+	unsigned int cpu;
+
+	tick_bc_cpu_reset(bc, this_cpu);
+	if (bc->mode == TICK_BC_ONESHOT)
+		return false;
+
+	bc->mode = TICK_BC_ONESHOT;
+	if (!bc->device)
+		return false;
+	bc->armed = KTIME_MAX;
+	for_each_set_bit(cpu, bc->periodic, bc->nr_cpus) {
+		if (cpu == this_cpu)
+			continue;
+		__set_bit(cpu, bc->oneshot);
+		sleep_queue(bc, cpu, next_period);
+	}
+
+	if (!timerqueue_getnext(&bc->sleepers))
+		return false;
+	if (device_armed) {
+		bc->armed = next_period;
+		return false;
+	}
+	bc_arm(bc, next_period, this_cpu);
+	return true;
+}
+
+/**
+ * tick_bc_owner_busy - the CPU holds the hrtimer broadcast and must stay up
+ * @bc:		the instance
+ * @cpu:	the CPU
+ *
+ * Return: true if @cpu may not go deep because the armed hrtimer pseudo
+ * device runs on it.
+ */
+bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu)
+{
+	return bc->hrtimer && bc->armed != KTIME_MAX && bc->ops->owner(bc) == (int)cpu;
+}
+
+/**
+ * tick_bc_enter - a CPU wants to sleep with its local device stopped
+ * @bc:		the instance
+ * @cpu:	the CPU
+ * @wakeup:	its next event, KTIME_MAX for none
+ * @stop_local:	set when the caller must stop the CPU's local device
+ *
+ * In periodic mode the CPU keeps relying on the periodic broadcast tick
+ * (refused with the hrtimer device, which runs on a CPU that may want to
+ * sleep too). In oneshot mode the CPU is queued, and the device armed if
+ * the CPU is now the earliest sleeper.
+ *
+ * Return: 0, or -EBUSY if the CPU must not stop its local device: it
+ * holds the hrtimer broadcast, or its event expired at an earlier exit
+ * and the broadcast interrupt has not delivered it yet (forced). A
+ * refused enter changes nothing, and needs no exit.
+ */
+int tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup,
+		  bool *stop_local)
+{
+	*stop_local = false;
+
+	if (bc->mode == TICK_BC_PERIODIC)
+		return bc->hrtimer ? -EBUSY : 0;
+	if (tick_bc_owner_busy(bc, cpu) || test_bit(cpu, bc->force))
+		return -EBUSY;
+
+	/* Woken already: the IPI is on its way, nothing to arm. */
+	if (test_bit(cpu, bc->pending)) {
+		WARN_ON_ONCE(!test_bit(cpu, bc->oneshot));
+		return 0;
+	}
+
+	__set_bit(cpu, bc->oneshot);
+	sleep_queue(bc, cpu, wakeup);
+	/*
+	 * With the hrtimer device a CPU about to arm it may become its owner:
+	 * keep its local device running until that is known.
+	 */
+	*stop_local = !bc->hrtimer || wakeup >= bc->armed;
+
+	if (wakeup < bc->armed) {
+		bc_arm(bc, wakeup, cpu);
+		if (bc->hrtimer && bc->ops->owner(bc) == (int)cpu) {
+			__clear_bit(cpu, bc->oneshot);
+			sleep_dequeue(bc, cpu);
+			*stop_local = false;
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+/**
+ * tick_bc_exit - a CPU leaves its deep idle state
+ * @bc:		the instance
+ * @cpu:	the CPU
+ * @wakeup:	its next event, KTIME_MAX for none
+ * @now:	the current time
+ *
+ * Return: what to do with the CPU's local device; see
+ * enum tick_bc_exit_action.
+ */
+enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
+				      ktime_t wakeup, ktime_t now)
+{
+	if (!__test_and_clear_bit(cpu, bc->oneshot))
+		return TICK_BC_EXIT_NONE;
+
+	sleep_dequeue(bc, cpu);
+	if (__test_and_clear_bit(cpu, bc->pending) || wakeup == KTIME_MAX)
+		return TICK_BC_EXIT_RESUME;
+
+	/*
+	 * Expired, and the device is due too: its interrupt is on the way and
+	 * will deliver the event (I5). Reprogramming the local device instead
+	 * would invite a ping-pong; see "Races handled" 2. If the device is
+	 * not due (the event moved earlier while the CPU slept), the local
+	 * device is the quicker way.
+	 */
+	if (wakeup <= now && bc->armed <= now) {
+		__set_bit(cpu, bc->force);
+		bc->nr_force++;
+		return TICK_BC_EXIT_RESUME;
+	}
+	return TICK_BC_EXIT_REPROGRAM;
+}
+
+/**
+ * tick_bc_expire - the broadcast device fired
+ * @bc:		the instance
+ * @this_cpu:	the CPU handling the interrupt
+ * @now:	the current time
+ * @wake:	filled with the CPUs to wake by IPI
+ *
+ * Pops every sleeper whose time has come, adds the forced CPUs and re-arms
+ * the device for the earliest remaining sleeper. A sleeper that is not
+ * online is a bug: warned about once and dropped.
+ *
+ * Return: true if @this_cpu needs its own tick handler run directly (never
+ * with the hrtimer device, see tick_bc_periodic_wake()).
+ */
+bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
+		    unsigned long *wake)
+{
+	struct timerqueue_node *node;
+	unsigned int cpu;
+	bool self;
+
+	bitmap_zero(wake, bc->nr_cpus);
+	bc->armed = KTIME_MAX;
+
+	while ((node = timerqueue_getnext(&bc->sleepers)) && node->expires <= now) {
+		cpu = sleep_cpu(bc, node);
+		timerqueue_del(&bc->sleepers, node);
+		if (WARN_ON_ONCE(!test_bit(cpu, bc->online))) {
+			__clear_bit(cpu, bc->oneshot);
+			continue;
+		}
+		__set_bit(cpu, bc->pending);
+		__set_bit(cpu, wake);
+	}
+
+	if (bc->nr_force) {
+		bitmap_or(wake, wake, bc->force, bc->nr_cpus);
+		bitmap_zero(bc->force, bc->nr_cpus);
+		bc->nr_force = 0;
+	}
+
+	self = __test_and_clear_bit(this_cpu, wake);
+	__clear_bit(this_cpu, bc->pending);
+
+	node = timerqueue_getnext(&bc->sleepers);
+	if (node)
+		bc_arm(bc, node->expires, sleep_cpu(bc, node));
+	return self && !bc->hrtimer;
+}
+
+/**
+ * tick_bc_offline - a CPU is going offline
+ * @bc:		the instance
+ * @cpu:	the dying CPU
+ *
+ * It leaves every mask and the queue. The device keeps its arming: in
+ * oneshot mode others may sleep on it, and an interrupt meant for the
+ * dying CPU only finds nobody to wake.
+ */
+void tick_bc_offline(struct tick_bc *bc, unsigned int cpu)
+{
+	__clear_bit(cpu, bc->on);
+	__clear_bit(cpu, bc->periodic);
+	tick_bc_cpu_reset(bc, cpu);
+	force_clear(bc, cpu);
+}
+
+/**
+ * tick_bc_pull - take the hrtimer broadcast from a dead CPU
+ * @bc:		the instance
+ * @dead_cpu:	the CPU that went offline
+ * @this_cpu:	the control CPU, which takes over
+ *
+ * Only the hrtimer device runs on a CPU; if it was armed there, it is
+ * re-armed here. A force bit on the control CPU is dropped: its local
+ * device is stopped and nothing would reprogram it, so the caller does.
+ *
+ * Return: true if the caller must reprogram its local device for its
+ * next event.
+ */
+bool tick_bc_pull(struct tick_bc *bc, unsigned int dead_cpu, unsigned int this_cpu)
+{
+	bool was_forced;
+
+	if (!tick_bc_owner_busy(bc, dead_cpu))
+		return false;
+
+	was_forced = test_bit(this_cpu, bc->force);
+	force_clear(bc, this_cpu);
+	bc_arm(bc, bc->armed, this_cpu);
+	return was_forced;
+}

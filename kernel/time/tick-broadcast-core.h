@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The decision core of tick broadcast: who sleeps, until when, who is
+ * woken, what the broadcast device is armed for. See the design comment
+ * at the top of tick-broadcast-core.c.
+ */
+#ifndef _KERNEL_TIME_TICK_BROADCAST_CORE_H
+#define _KERNEL_TIME_TICK_BROADCAST_CORE_H
+
+#include <linux/bitmap.h>
+#include <linux/ktime.h>
+#include <linux/tick.h>
+#include <linux/timerqueue.h>
+#include <linux/types.h>
+
+struct tick_bc;
+
+/**
+ * struct tick_bc_ops - what the core asks of the broadcast device
+ * @arm:	Program the device, with force, to fire at @expires (which may
+ *		be in the past) with its interrupt steered towards @cpu.
+ * @owner:	hrtimer pseudo device only: the CPU whose hrtimer base holds
+ *		the timer after the last @arm, or -1. May be NULL otherwise.
+ *
+ * Both are called with the caller's lock held and interrupts disabled.
+ */
+struct tick_bc_ops {
+	void	(*arm)(struct tick_bc *bc, ktime_t expires, unsigned int cpu);
+	int	(*owner)(struct tick_bc *bc);
+};
+
+/**
+ * enum tick_bc_mode - how the broadcast device runs
+ * @TICK_BC_PERIODIC:	ticks every period for the CPUs in @periodic
+ * @TICK_BC_ONESHOT:	armed for the earliest sleeper; one-way from periodic
+ */
+enum tick_bc_mode {
+	TICK_BC_PERIODIC,
+	TICK_BC_ONESHOT,
+};
+
+/**
+ * enum tick_bc_exit_action - what tick_bc_exit() asks of the local device
+ * @TICK_BC_EXIT_NONE:		the CPU was not relying on broadcast: nothing
+ * @TICK_BC_EXIT_RESUME:	switch it back to oneshot, do not program it
+ *				(an IPI is on its way, or the event already
+ *				expired and the CPU is forced, or no event)
+ * @TICK_BC_EXIT_REPROGRAM:	switch it back to oneshot and program it for
+ *				the CPU's next event
+ */
+enum tick_bc_exit_action {
+	TICK_BC_EXIT_NONE,
+	TICK_BC_EXIT_RESUME,
+	TICK_BC_EXIT_REPROGRAM,
+};
+
+/**
+ * struct tick_bc_change - what tick_bc_control() changed
+ * @joined:	the CPU entered the periodic broadcast mask
+ * @left:	the CPU left the periodic broadcast mask
+ * @first:	the periodic broadcast mask went from empty to non-empty
+ * @last:	the periodic broadcast mask went from non-empty to empty
+ */
+struct tick_bc_change {
+	bool	joined;
+	bool	left;
+	bool	first;
+	bool	last;
+};
+
+/**
+ * struct tick_bc - broadcast state of one machine (or of one KUnit test)
+ * @ops:	device operations
+ * @nr_cpus:	number of CPUs, the size of every bitmap and of @sleep
+ * @sleep:	per-CPU queue node; queued in @sleepers, keyed by the CPU's
+ *		wakeup time, while the CPU sleeps on the oneshot broadcast
+ *		with a finite wakeup and has not been woken yet
+ * @sleepers:	sleeping CPUs ordered by wakeup time
+ * @online:	CPUs that may be woken (cpu_online_mask in the kernel)
+ * @on:		CPUs that asked for broadcast (TICK_BROADCAST_ON/FORCE)
+ * @periodic:	CPUs whose periodic tick comes from the broadcast device
+ * @oneshot:	CPUs relying on the oneshot broadcast right now
+ * @pending:	CPUs found expired and being woken by IPI
+ * @force:	CPUs whose event expired at exit before the broadcast
+ *		interrupt came; woken by the next expiry whatever their time
+ * @nr_force:	number of bits set in @force
+ * @armed:	what the device is armed for; KTIME_MAX when it is not
+ * @mode:	periodic or oneshot broadcast
+ * @device:	a broadcast device is installed
+ * @hrtimer:	... and it is the hrtimer pseudo device
+ * @forced:	TICK_BROADCAST_FORCE was requested: OFF is ignored from now on
+ *
+ * The caller serialises every function on one instance (one lock).
+ */
+struct tick_bc {
+	const struct tick_bc_ops	*ops;
+	unsigned int			nr_cpus;
+	struct timerqueue_node		*sleep;
+	struct timerqueue_head		sleepers;
+	const unsigned long		*online;
+	unsigned long			*on;
+	unsigned long			*periodic;
+	unsigned long			*oneshot;
+	unsigned long			*pending;
+	unsigned long			*force;
+	unsigned int			nr_force;
+	ktime_t				armed;
+	enum tick_bc_mode		mode;
+	bool				device;
+	bool				hrtimer;
+	bool				forced;
+};
+
+/* Bitmaps of one instance: on, periodic, oneshot, pending, force. */
+#define TICK_BC_NR_MASKS	5
+
+void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
+		  unsigned int nr_cpus, unsigned int stride,
+		  struct timerqueue_node *sleep, unsigned long *masks,
+		  const unsigned long *online);
+void tick_bc_set_device(struct tick_bc *bc, bool present, bool hrtimer);
+bool tick_bc_retrigger(struct tick_bc *bc);
+void tick_bc_disarmed(struct tick_bc *bc);
+
+struct tick_bc_change tick_bc_control(struct tick_bc *bc, unsigned int cpu,
+				      enum tick_broadcast_mode mode);
+void tick_bc_set_periodic(struct tick_bc *bc, unsigned int cpu, bool periodic);
+bool tick_bc_periodic_wake(struct tick_bc *bc, unsigned int this_cpu,
+			   unsigned long *wake);
+
+bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu,
+			    ktime_t next_period, bool device_armed);
+void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu);
+bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu);
+int tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup,
+		  bool *stop_local);
+enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
+				      ktime_t wakeup, ktime_t now);
+bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
+		    unsigned long *wake);
+
+void tick_bc_offline(struct tick_bc *bc, unsigned int cpu);
+bool tick_bc_pull(struct tick_bc *bc, unsigned int dead_cpu, unsigned int this_cpu);
+
+/* Queued, waiting for the device to fire for it. */
+static inline bool tick_bc_sleeping(struct tick_bc *bc, unsigned int cpu)
+{
+	return timerqueue_node_queued(&bc->sleep[cpu]);
+}
+
+static inline bool tick_bc_periodic_empty(struct tick_bc *bc)
+{
+	return bitmap_empty(bc->periodic, bc->nr_cpus);
+}
+
+/* Somebody relies on the oneshot broadcast: the device must not stop. */
+static inline bool tick_bc_busy(struct tick_bc *bc)
+{
+	return bc->nr_force || !bitmap_empty(bc->oneshot, bc->nr_cpus);
+}
+
+#endif /* _KERNEL_TIME_TICK_BROADCAST_CORE_H */

@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tick broadcast: the kernel side.
+ *
+ * The decisions (who sleeps until when, who is woken, what the device is
+ * armed for) are made by the core in tick-broadcast-core.c, whose design
+ * comment describes the state, the invariants and the races. This file
+ * owns the one instance of that state, the lock that serialises it, and
+ * everything that touches the kernel: the broadcast device, the CPUs'
+ * local tick devices, IPIs, hotplug, suspend and /proc/timer_list.
+ *
+ * Locking: tick_broadcast_lock, a raw spinlock, nests inside
+ * clockevents_lock and outside jiffies_lock, the hrtimer base lock (the
+ * hrtimer pseudo device) and the irq descriptor lock (DYNIRQ affinity).
+ * Wake IPIs are sent after it is dropped. A CPU's own local device is
+ * only touched on that CPU, with interrupts disabled.
+ */
+
+#include <linux/cpu.h>
+#include <linux/cpumask.h>
+#include <linux/err.h>
+#include <linux/hrtimer.h>
+#include <linux/interrupt.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+
+#include "tick-broadcast-core.h"
+#include "tick-internal.h"
+
+static struct tick_device tick_broadcast_device;
+static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(tick_broadcast_lock);
+static struct tick_bc tick_bc;
+static DEFINE_PER_CPU(cpumask_var_t, tick_bc_wake);
+
+#ifdef CONFIG_TICK_ONESHOT
+static DEFINE_PER_CPU(struct clock_event_device *, tick_oneshot_wakeup_device);
+static void tick_handle_oneshot_broadcast(struct clock_event_device *dev);
+static void tick_broadcast_setup_oneshot(struct clock_event_device *bc);
+#else
+static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bc) { }
+#endif
+
+static struct clock_event_device *bc_dev(void)
+{
+	return tick_broadcast_device.evtdev;
+}
+
+static bool bc_is_hrtimer(struct clock_event_device *bc)
+{
+	return bc && (bc->features & CLOCK_EVT_FEAT_HRTIMER);
+}
+
+static bool bc_periodic_mode(void)
+{
+	return tick_broadcast_device.mode == TICKDEV_MODE_PERIODIC;
+}
+
+/* ------------------------------------------------------------ the device */
+
+static void bc_set_affinity(struct clock_event_device *bc, unsigned int cpu)
+{
+	const struct cpumask *mask = cpumask_of(cpu);
+
+	if (!(bc->features & CLOCK_EVT_FEAT_DYNIRQ) || cpumask_equal(bc->cpumask, mask))
+		return;
+	bc->cpumask = mask;
+	irq_set_affinity(bc->irq, mask);
+}
+
+static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
+{
+	struct clock_event_device *bc = bc_dev();
+
+	if (!clockevent_state_oneshot(bc))
+		clockevents_switch_state(bc, CLOCK_EVT_STATE_ONESHOT);
+	clockevents_program_event(bc, expires, true);
+	bc_set_affinity(bc, cpu);
+}
+
+static int bc_op_owner(struct tick_bc *core)
+{
+	return READ_ONCE(bc_dev()->bound_on);
+}
+
+static const struct tick_bc_ops tick_bc_ops = {
+	.arm	= bc_op_arm,
+	.owner	= bc_op_owner,
+};
+
+static void bc_shutdown(struct clock_event_device *bc)
+{
+	clockevents_shutdown(bc);
+	tick_bc_disarmed(&tick_bc);
+}
+
+static void bc_start_periodic(struct clock_event_device *bc)
+{
+	if (bc)
+		tick_setup_periodic(bc, 1);
+}
+
+/* Send the wake IPIs through the tick device of the first CPU of @mask. */
+static void bc_send_ipis(struct cpumask *mask)
+{
+	unsigned int cpu = cpumask_first(mask);
+
+	if (cpu < nr_cpu_ids)
+		per_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);
+}
+
+static void bc_run_local_handler(void)
+{
+	struct clock_event_device *dev = __this_cpu_read(tick_cpu_device.evtdev);
+
+	dev->event_handler(dev);
+}
+
+static void err_broadcast(const struct cpumask *mask)
+{
+	pr_crit_once("Failed to broadcast timer tick. Some CPUs may be unresponsive.\n");
+}
+
+static void tick_device_setup_broadcast_func(struct clock_event_device *dev)
+{
+	if (!dev->broadcast)
+		dev->broadcast = tick_broadcast;
+	if (!dev->broadcast) {
+		pr_warn_once("%s depends on broadcast, but no broadcast function available\n",
+			     dev->name);
+		dev->broadcast = err_broadcast;
+	}
+}
+
+/* ------------------------------------------------------------ accessors */
+
+/**
+ * tick_get_broadcast_device - the broadcast tick device
+ *
+ * Return: the tick device holding the broadcast clock event device.
+ */
+struct tick_device *tick_get_broadcast_device(void)
+{
+	return &tick_broadcast_device;
+}
+
+/**
+ * tick_get_broadcast_mask - CPUs ticked by the periodic broadcast
+ *
+ * Return: the mask, read without the lock by /proc/timer_list.
+ */
+struct cpumask *tick_get_broadcast_mask(void)
+{
+	return to_cpumask(tick_bc.periodic);
+}
+
+/**
+ * tick_is_broadcast_device - is @dev the broadcast device
+ * @dev:	a clock event device, or NULL
+ *
+ * Return: non-zero if @dev is the installed broadcast device.
+ */
+int tick_is_broadcast_device(struct clock_event_device *dev)
+{
+	return dev && bc_dev() == dev;
+}
+
+/**
+ * tick_broadcast_update_freq - update the broadcast device's frequency
+ * @dev:	the device
+ * @freq:	the new frequency
+ *
+ * Called with interrupts disabled.
+ *
+ * Return: -ENODEV if @dev is not the broadcast device, else the result
+ * of the update.
+ */
+int tick_broadcast_update_freq(struct clock_event_device *dev, u32 freq)
+{
+	int ret;
+
+	if (!tick_is_broadcast_device(dev))
+		return -ENODEV;
+
+	raw_spin_lock(&tick_broadcast_lock);
+	ret = __clockevents_update_freq(dev, freq);
+	raw_spin_unlock(&tick_broadcast_lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------ installation */
+
+static bool bc_eligible(struct clock_event_device *cur, struct clock_event_device *dev)
+{
+	if (dev->features & (CLOCK_EVT_FEAT_DUMMY | CLOCK_EVT_FEAT_PERCPU |
+			     CLOCK_EVT_FEAT_C3STOP))
+		return false;
+	if (!bc_periodic_mode() && !(dev->features & CLOCK_EVT_FEAT_ONESHOT))
+		return false;
+	return !cur || dev->rating > cur->rating;
+}
+
+#ifdef CONFIG_TICK_ONESHOT
+static void tick_oneshot_wakeup_handler(struct clock_event_device *wd)
+{
+	/* An early wakeup whose tick was reprogrammed since is harmless. */
+	tick_receive_broadcast();
+}
+
+static bool wakeup_dev_eligible(struct clock_event_device *cur,
+				struct clock_event_device *dev, int cpu)
+{
+	if (dev->features & (CLOCK_EVT_FEAT_DUMMY | CLOCK_EVT_FEAT_C3STOP))
+		return false;
+	if ((dev->features & (CLOCK_EVT_FEAT_PERCPU | CLOCK_EVT_FEAT_ONESHOT)) !=
+	    (CLOCK_EVT_FEAT_PERCPU | CLOCK_EVT_FEAT_ONESHOT))
+		return false;
+	if (!cpumask_equal(dev->cpumask, cpumask_of(cpu)))
+		return false;
+	return !cur || dev->rating > cur->rating;
+}
+
+/* Exchange @cpu's oneshot wakeup device for @dev (NULL: release it). */
+static void wakeup_dev_set(struct clock_event_device *dev, int cpu)
+{
+	struct clock_event_device *cur = per_cpu(tick_oneshot_wakeup_device, cpu);
+
+	if (dev)
+		dev->event_handler = tick_oneshot_wakeup_handler;
+	clockevents_exchange_device(cur, dev);
+	per_cpu(tick_oneshot_wakeup_device, cpu) = dev;
+}
+
+static bool wakeup_dev_offer(struct clock_event_device *dev, int cpu)
+{
+	if (!wakeup_dev_eligible(per_cpu(tick_oneshot_wakeup_device, cpu), dev, cpu))
+		return false;
+	if (!try_module_get(dev->owner))
+		return false;
+	wakeup_dev_set(dev, cpu);
+	return true;
+}
+
+/**
+ * tick_get_wakeup_device - a CPU's oneshot wakeup device
+ * @cpu:	the CPU
+ *
+ * Return: the per-CPU device that wakes @cpu from deep idle instead of
+ * the broadcast device, or NULL.
+ */
+const struct clock_event_device *tick_get_wakeup_device(int cpu)
+{
+	return per_cpu(tick_oneshot_wakeup_device, cpu);
+}
+#else
+static bool wakeup_dev_offer(struct clock_event_device *dev, int cpu)
+{
+	return false;
+}
+
+const struct clock_event_device *tick_get_wakeup_device(int cpu)
+{
+	return NULL;
+}
+#endif
+
+/**
+ * tick_install_broadcast_device - offer a new device to the broadcast layer
+ * @dev:	a clock event device that did not become @cpu's tick device
+ * @cpu:	the CPU registering it
+ *
+ * It becomes @cpu's oneshot wakeup device, or the broadcast device if it
+ * is eligible and better than the current one, or nothing. Called under
+ * clockevents_lock with interrupts disabled.
+ */
+void tick_install_broadcast_device(struct clock_event_device *dev, int cpu)
+{
+	struct clock_event_device *cur;
+
+	scoped_guard(raw_spinlock_irqsave, &tick_broadcast_lock) {
+		if (wakeup_dev_offer(dev, cpu))
+			return;
+
+		cur = bc_dev();
+		if (!bc_eligible(cur, dev) || !try_module_get(dev->owner))
+			return;
+
+		__clockevents_exchange_device(cur, dev);
+		if (cur)
+			cur->event_handler = clockevents_handle_noop;
+		WRITE_ONCE(tick_broadcast_device.evtdev, dev);
+		tick_bc_set_device(&tick_bc, true, bc_is_hrtimer(dev));
+		if (!tick_bc_periodic_empty(&tick_bc))
+			bc_start_periodic(dev);
+	}
+
+	/* Not under the lock: module_put() may do work of its own. */
+	if (cur)
+		module_put(cur->owner);
+
+	if (!(dev->features & CLOCK_EVT_FEAT_ONESHOT))
+		return;
+	if (tick_broadcast_oneshot_active()) {
+		tick_broadcast_switch_to_oneshot();
+		return;
+	}
+	/*
+	 * CPUs with C3STOP devices stayed periodic for want of a oneshot
+	 * broadcast device: tell them to try NOHZ and highres again.
+	 */
+	tick_clock_notify();
+}
+
+/* ------------------------------------------------------------ per-CPU setup */
+
+/**
+ * tick_device_uses_broadcast - a CPU's tick device is being set up
+ * @dev:	the new tick device
+ * @cpu:	its CPU, the current one
+ *
+ * Called under clockevents_lock with interrupts disabled.
+ *
+ * Return: 1 if the broadcast device serves @cpu and @dev must be left
+ * alone (a dummy device, or periodic broadcast), else 0.
+ */
+int tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
+{
+	struct clock_event_device *bc;
+	int ret = 0;
+
+	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
+	bc = bc_dev();
+
+	if (!tick_device_is_functional(dev)) {
+		dev->event_handler = tick_handle_periodic;
+		tick_device_setup_broadcast_func(dev);
+		tick_bc_set_periodic(&tick_bc, cpu, true);
+		if (bc_periodic_mode())
+			bc_start_periodic(bc);
+		else
+			tick_broadcast_setup_oneshot(bc);
+		return 1;
+	}
+
+	if (dev->features & CLOCK_EVT_FEAT_C3STOP)
+		tick_device_setup_broadcast_func(dev);
+	if (!(dev->features & CLOCK_EVT_FEAT_C3STOP) || !test_bit(cpu, tick_bc.on))
+		tick_bc_set_periodic(&tick_bc, cpu, false);
+
+	if (!bc_periodic_mode()) {
+		/* Running, so not asleep: the caller programs @dev. */
+		tick_bc_cpu_reset(&tick_bc, cpu);
+		return 0;
+	}
+
+	if (bc && tick_bc_periodic_empty(&tick_bc))
+		bc_shutdown(bc);
+	if (bc && !bc_is_hrtimer(bc))
+		ret = test_bit(cpu, tick_bc.periodic);
+	return ret;
+}
+
+/**
+ * tick_receive_broadcast - run this CPU's tick handler for a broadcast IPI
+ *
+ * Called by the architecture's broadcast IPI handler, in hard interrupt
+ * context.
+ *
+ * Return: 0, -ENODEV without a tick device, -EINVAL without a handler.
+ */
+int tick_receive_broadcast(void)
+{
+	struct clock_event_device *dev = __this_cpu_read(tick_cpu_device.evtdev);
+
+	if (!dev)
+		return -ENODEV;
+	if (!dev->event_handler)
+		return -EINVAL;
+	dev->event_handler(dev);
+	return 0;
+}
+
+/* ------------------------------------------------------------ periodic mode */
+
+static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
+{
+	struct cpumask *wake = *this_cpu_ptr(&tick_bc_wake);
+	bool local;
+
+	raw_spin_lock(&tick_broadcast_lock);
+	/* A late interrupt of a device shut down meanwhile. */
+	if (clockevent_state_shutdown(bc_dev())) {
+		raw_spin_unlock(&tick_broadcast_lock);
+		return;
+	}
+	local = tick_bc_periodic_wake(&tick_bc, smp_processor_id(), cpumask_bits(wake));
+	/* Periodic mode emulated on a oneshot device: arm the next tick. */
+	if (clockevent_state_oneshot(dev))
+		clockevents_program_event(dev, ktime_add_ns(dev->next_event, TICK_NSEC), true);
+	raw_spin_unlock(&tick_broadcast_lock);
+
+	bc_send_ipis(wake);
+	if (local)
+		bc_run_local_handler();
+}
+
+/**
+ * tick_set_periodic_handler - set a device's periodic tick handler
+ * @dev:	the device
+ * @broadcast:	it is the broadcast device
+ */
+void tick_set_periodic_handler(struct clock_event_device *dev, int broadcast)
+{
+	dev->event_handler = broadcast ? tick_handle_periodic_broadcast :
+					 tick_handle_periodic;
+}
+
+/**
+ * tick_broadcast_control - turn broadcast on or off for this CPU
+ * @mode:	TICK_BROADCAST_ON, TICK_BROADCAST_OFF or TICK_BROADCAST_FORCE
+ *
+ * Called on the CPU concerned, with preemption disabled (from an IPI, a
+ * pinned hotplug callback or with interrupts off). A no-op for CPUs whose
+ * tick device does not stop in deep idle. FORCE makes every later OFF a
+ * no-op, on every CPU.
+ */
+void tick_broadcast_control(enum tick_broadcast_mode mode)
+{
+	struct clock_event_device *bc, *dev;
+	struct tick_bc_change ch;
+	unsigned int cpu;
+
+	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
+	dev = __this_cpu_read(tick_cpu_device.evtdev);
+	if (!dev || !(dev->features & CLOCK_EVT_FEAT_C3STOP) ||
+	    !tick_device_is_functional(dev))
+		return;
+
+	cpu = smp_processor_id();
+	bc = bc_dev();
+	ch = tick_bc_control(&tick_bc, cpu, mode);
+
+	if (bc_periodic_mode()) {
+		if (ch.joined && bc && !bc_is_hrtimer(bc))
+			clockevents_shutdown(dev);
+		if (ch.left)
+			tick_setup_periodic(dev, 0);
+	}
+	if (!bc)
+		return;
+
+	/*
+	 * In oneshot mode the device runs for the sleepers, whatever the
+	 * periodic mask says: it stops only when nobody relies on it (the
+	 * last OFF would otherwise strand them), and an ON needs nothing,
+	 * in particular it must not reset this CPU, which may be calling
+	 * from inside a deep idle state (an IPI in a halt-style state).
+	 */
+	if (ch.last && (bc_periodic_mode() || !tick_bc_busy(&tick_bc)))
+		bc_shutdown(bc);
+	else if (ch.first && bc_periodic_mode())
+		bc_start_periodic(bc);
+}
+EXPORT_SYMBOL_GPL(tick_broadcast_control);
+
+/* ------------------------------------------------------------ hotplug */
+
+#ifdef CONFIG_HOTPLUG_CPU
+/**
+ * tick_broadcast_offline - a CPU is going offline
+ * @cpu:	the dying CPU, the current one
+ *
+ * Called in stop_machine under clockevents_lock with interrupts off.
+ */
+void tick_broadcast_offline(unsigned int cpu)
+{
+	struct clock_event_device *bc;
+
+	raw_spin_lock(&tick_broadcast_lock);
+	bc = bc_dev();
+#ifdef CONFIG_TICK_ONESHOT
+	if (per_cpu(tick_oneshot_wakeup_device, cpu))
+		wakeup_dev_set(NULL, cpu);
+#endif
+	tick_bc_offline(&tick_bc, cpu);
+	/* In oneshot mode the others may sleep on the device: keep it. */
+	if (bc && bc_periodic_mode() && tick_bc_periodic_empty(&tick_bc))
+		bc_shutdown(bc);
+	raw_spin_unlock(&tick_broadcast_lock);
+}
+#endif
+
+/* ------------------------------------------------------------ suspend */
+
+/**
+ * tick_suspend_broadcast - shut the broadcast device down for suspend
+ *
+ * Called with interrupts disabled on the last CPU running.
+ */
+void tick_suspend_broadcast(void)
+{
+	struct clock_event_device *bc;
+
+	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
+	bc = bc_dev();
+	if (bc)
+		bc_shutdown(bc);
+}
+
+/**
+ * tick_resume_check_broadcast - does the broadcast device tick this CPU
+ *
+ * Return: true if this CPU's periodic tick comes from the broadcast
+ * device, so its local device must stay shut down on resume.
+ */
+bool tick_resume_check_broadcast(void)
+{
+	return bc_periodic_mode() && test_bit(smp_processor_id(), tick_bc.periodic);
+}
+
+/**
+ * tick_resume_broadcast - resume the broadcast device
+ *
+ * Restarts it in periodic mode if anybody needs it. In oneshot mode it is
+ * made ready, and armed at once only if some CPU still relies on it.
+ */
+void tick_resume_broadcast(void)
+{
+	struct clock_event_device *bc;
+
+	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
+	bc = bc_dev();
+	if (!bc)
+		return;
+	clockevents_tick_resume(bc);
+	if (bc_periodic_mode()) {
+		if (!tick_bc_periodic_empty(&tick_bc))
+			bc_start_periodic(bc);
+		return;
+	}
+	if (!tick_bc_periodic_empty(&tick_bc))
+		clockevents_switch_state(bc, CLOCK_EVT_STATE_ONESHOT);
+	/* Anybody still relying on it gets it re-evaluated at once. */
+	tick_bc_retrigger(&tick_bc);
+}
+
+/* ------------------------------------------------------------ oneshot mode */
+
+#ifdef CONFIG_TICK_ONESHOT
+
+/**
+ * tick_get_broadcast_oneshot_mask - CPUs relying on oneshot broadcast
+ *
+ * Return: the mask, read without the lock by /proc/timer_list.
+ */
+struct cpumask *tick_get_broadcast_oneshot_mask(void)
+{
+	return to_cpumask(tick_bc.oneshot);
+}
+
+/**
+ * tick_check_broadcast_expired - must this CPU poll instead of going deep
+ *
+ * Called from the idle loop, also while RCU is not watching: no
+ * instrumentation, no lock.
+ *
+ * Return: non-zero if this CPU's event expired at exit and the broadcast
+ * interrupt will deliver it (see the force mask in tick-broadcast-core.c).
+ */
+noinstr int tick_check_broadcast_expired(void)
+{
+	return arch_test_bit(raw_smp_processor_id(), tick_bc.force);
+}
+
+/**
+ * tick_check_oneshot_broadcast_this_cpu - an interrupt hit an idle CPU
+ *
+ * Called from irq_enter(). If this CPU sleeps on the broadcast, its local
+ * device was stopped: switch it back to oneshot state so that whatever
+ * the interrupt handler programs takes effect. The CPU stays in the
+ * broadcast until its exit. A CPU whose tick is still periodic may be in
+ * the middle of the switch to oneshot and is left alone.
+ */
+void tick_check_oneshot_broadcast_this_cpu(void)
+{
+	struct tick_device *td = this_cpu_ptr(&tick_cpu_device);
+
+	if (!test_bit(smp_processor_id(), tick_bc.oneshot))
+		return;
+	if (td->mode == TICKDEV_MODE_ONESHOT)
+		clockevents_switch_state(td->evtdev, CLOCK_EVT_STATE_ONESHOT);
+}
+
+static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
+{
+	struct cpumask *wake = *this_cpu_ptr(&tick_bc_wake);
+	bool local;
+
+	raw_spin_lock(&tick_broadcast_lock);
+	dev->next_event = KTIME_MAX;
+	local = tick_bc_expire(&tick_bc, smp_processor_id(), ktime_get(),
+			       cpumask_bits(wake));
+	raw_spin_unlock(&tick_broadcast_lock);
+
+	bc_send_ipis(wake);
+	/*
+	 * This CPU's own event: run its handler here, not by IPI, and not
+	 * under the lock, which switching to oneshot mode takes.
+	 */
+	if (local)
+		bc_run_local_handler();
+}
+
+/*
+ * Called with the lock held, for this CPU's dummy tick device in oneshot
+ * mode: this CPU is running, so it does not sleep on the broadcast.
+ */
+static void tick_broadcast_setup_oneshot(struct clock_event_device *bc)
+{
+	if (!bc)
+		return;
+	tick_bc_cpu_reset(&tick_bc, smp_processor_id());
+	if (bc->event_handler == tick_handle_oneshot_broadcast)
+		return;
+	bc->event_handler = tick_handle_oneshot_broadcast;
+	bc->next_event = KTIME_MAX;
+	tick_bc_retrigger(&tick_bc);
+}
+
+static ktime_t tick_get_next_period(void)
+{
+	ktime_t next;
+
+	raw_spin_lock(&jiffies_lock);
+	next = tick_next_period;
+	raw_spin_unlock(&jiffies_lock);
+	return next;
+}
+
+/**
+ * tick_broadcast_switch_to_oneshot - this CPU switches its tick to oneshot
+ *
+ * The first switch turns the broadcast to oneshot mode for good and hands
+ * the CPUs waiting for periodic broadcast ticks over to it.
+ */
+void tick_broadcast_switch_to_oneshot(void)
+{
+	struct clock_event_device *bc, *dev;
+	bool from_periodic, fresh = false, armed = false;
+	unsigned int cpu, this_cpu;
+	ktime_t next = 0;
+
+	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
+	bc = bc_dev();
+	this_cpu = smp_processor_id();
+	from_periodic = bc_periodic_mode();
+	tick_broadcast_device.mode = TICKDEV_MODE_ONESHOT;
+
+	if (bc && bc->event_handler != tick_handle_oneshot_broadcast) {
+		fresh = true;
+		/* Emulated periodic mode: armed already for the next tick. */
+		armed = clockevent_state_oneshot(bc);
+		bc->event_handler = tick_handle_oneshot_broadcast;
+		bc->next_event = KTIME_MAX;
+	}
+	if (bc && from_periodic) {
+		next = tick_get_next_period();
+		/* The handed-over CPUs' devices show the tick they wait for. */
+		for_each_cpu(cpu, to_cpumask(tick_bc.periodic)) {
+			dev = per_cpu(tick_cpu_device, cpu).evtdev;
+			if (cpu != this_cpu && dev)
+				dev->next_event = next;
+		}
+	}
+	tick_bc_switch_oneshot(&tick_bc, this_cpu, next, armed);
+	/* A device installed in oneshot mode: re-evaluate the sleepers. */
+	if (fresh && !from_periodic)
+		tick_bc_retrigger(&tick_bc);
+}
+
+/* Deep idle through this CPU's own wakeup device; -ENODEV if it has none. */
+static int tick_oneshot_wakeup_control(enum tick_broadcast_state state,
+				       struct tick_device *td, int cpu)
+{
+	struct clock_event_device *wd = per_cpu(tick_oneshot_wakeup_device, cpu);
+	struct clock_event_device *dev = td->evtdev;
+
+	if (td->mode != TICKDEV_MODE_ONESHOT || !wd)
+		return -ENODEV;
+
+	if (state == TICK_BROADCAST_ENTER) {
+		clockevents_switch_state(dev, CLOCK_EVT_STATE_ONESHOT_STOPPED);
+		clockevents_switch_state(wd, CLOCK_EVT_STATE_ONESHOT);
+		clockevents_program_event(wd, dev->next_event, true);
+		return 0;
+	}
+	/* Left armed; if it fired meanwhile, the tick switched: use broadcast. */
+	return clockevent_get_state(wd) == CLOCK_EVT_STATE_ONESHOT ? 0 : -ENODEV;
+}
+
+static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
+{
+	bool stop_local;
+	int ret;
+
+	ret = tick_bc_enter(&tick_bc, cpu, dev->next_event, &stop_local);
+	if (stop_local)
+		clockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);
+	return ret;
+}
+
+static void bc_exit(struct clock_event_device *dev, unsigned int cpu)
+{
+	switch (tick_bc_exit(&tick_bc, cpu, dev->next_event, ktime_get())) {
+	case TICK_BC_EXIT_NONE:
+		break;
+	case TICK_BC_EXIT_RESUME:
+		clockevents_switch_state(dev, CLOCK_EVT_STATE_ONESHOT);
+		break;
+	case TICK_BC_EXIT_REPROGRAM:
+		clockevents_switch_state(dev, CLOCK_EVT_STATE_ONESHOT);
+		tick_program_event(dev->next_event, 1);
+		break;
+	}
+}
+
+/**
+ * __tick_broadcast_oneshot_control - enter or leave a timer-stopping state
+ * @state:	TICK_BROADCAST_ENTER or TICK_BROADCAST_EXIT
+ *
+ * Called on the CPU itself with interrupts disabled, after the idle path
+ * has stopped or kept the tick, for a CPU whose tick device stops in deep
+ * idle.
+ *
+ * Return: for ENTER, 0 if the CPU may stop its local device, -EBUSY if it
+ * must not (no broadcast, it runs the hrtimer broadcast, or its event is
+ * being delivered). A refused ENTER needs no EXIT. EXIT returns 0.
+ */
+int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
+{
+	struct tick_device *td = this_cpu_ptr(&tick_cpu_device);
+	unsigned int cpu = smp_processor_id();
+	int ret = 0;
+
+	lockdep_assert_irqs_disabled();
+	if (!tick_oneshot_wakeup_control(state, td, cpu))
+		return 0;
+	if (!READ_ONCE(tick_broadcast_device.evtdev))
+		return state == TICK_BROADCAST_ENTER ? -EBUSY : 0;
+
+	raw_spin_lock(&tick_broadcast_lock);
+	if (state == TICK_BROADCAST_ENTER)
+		ret = bc_enter(td->evtdev, cpu);
+	else
+		bc_exit(td->evtdev, cpu);
+	raw_spin_unlock(&tick_broadcast_lock);
+	return ret;
+}
+
+#ifdef CONFIG_HOTPLUG_CPU
+/**
+ * hotplug_cpu__broadcast_tick_pull - take the broadcast duty from a dead CPU
+ * @deadcpu:	the CPU that went offline
+ *
+ * Called on the control CPU with interrupts enabled. Only the hrtimer
+ * pseudo device has a duty bound to a CPU.
+ */
+void hotplug_cpu__broadcast_tick_pull(int deadcpu)
+{
+	struct clock_event_device *dev;
+
+	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
+	if (!bc_dev())
+		return;
+	if (tick_bc_pull(&tick_bc, deadcpu, smp_processor_id())) {
+		dev = __this_cpu_read(tick_cpu_device.evtdev);
+		tick_program_event(dev->next_event, 1);
+	}
+}
+#endif
+
+/**
+ * tick_broadcast_oneshot_active - is the broadcast in oneshot mode
+ *
+ * Return: non-zero once any CPU switched its tick to oneshot mode.
+ */
+int tick_broadcast_oneshot_active(void)
+{
+	return tick_broadcast_device.mode == TICKDEV_MODE_ONESHOT;
+}
+
+/**
+ * tick_broadcast_oneshot_available - can a C3STOP CPU go oneshot
+ *
+ * Return: true if a broadcast device with oneshot support is installed.
+ */
+bool tick_broadcast_oneshot_available(void)
+{
+	struct clock_event_device *bc = READ_ONCE(tick_broadcast_device.evtdev);
+
+	return bc && (bc->features & CLOCK_EVT_FEAT_ONESHOT);
+}
+
+#else /* !CONFIG_TICK_ONESHOT */
+
+/**
+ * __tick_broadcast_oneshot_control - enter or leave a timer-stopping state
+ * @state:	TICK_BROADCAST_ENTER or TICK_BROADCAST_EXIT
+ *
+ * Without oneshot ticks, the periodic broadcast ticks sleeping CPUs.
+ *
+ * Return: -EBUSY without a broadcast device or with the hrtimer one,
+ * else 0.
+ */
+int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
+{
+	struct clock_event_device *bc = READ_ONCE(tick_broadcast_device.evtdev);
+
+	return !bc || bc_is_hrtimer(bc) ? -EBUSY : 0;
+}
+#endif /* !CONFIG_TICK_ONESHOT */
+
+/**
+ * tick_broadcast_init - set up the broadcast state at boot
+ */
+void __init tick_broadcast_init(void)
+{
+	size_t stride = cpumask_size();
+	struct timerqueue_node *sleep;
+	unsigned long *masks;
+	unsigned int cpu;
+
+	sleep = kcalloc(nr_cpu_ids, sizeof(*sleep), GFP_NOWAIT);
+	masks = kzalloc(TICK_BC_NR_MASKS * stride, GFP_NOWAIT);
+	if (WARN_ON(!sleep || !masks))
+		return;
+	tick_bc_init(&tick_bc, &tick_bc_ops, nr_cpu_ids, stride / sizeof(long),
+		     sleep, masks, cpumask_bits(cpu_online_mask));
+	for_each_possible_cpu(cpu)
+		WARN_ON(!zalloc_cpumask_var(per_cpu_ptr(&tick_bc_wake, cpu), GFP_NOWAIT));
+}
