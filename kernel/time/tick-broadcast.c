@@ -266,6 +266,31 @@ const struct clock_event_device *tick_get_wakeup_device(int cpu)
 }
 #endif
 
+/*
+ * Called with the lock held. Return: true if @dev became the broadcast
+ * device, replacing *@old (NULL if there was none).
+ */
+static bool bc_install(struct clock_event_device *dev, int cpu,
+		       struct clock_event_device **old)
+{
+	struct clock_event_device *cur = bc_dev();
+
+	if (wakeup_dev_offer(dev, cpu))
+		return false;
+	if (!bc_eligible(cur, dev) || !try_module_get(dev->owner))
+		return false;
+
+	__clockevents_exchange_device(cur, dev);
+	if (cur)
+		cur->event_handler = clockevents_handle_noop;
+	WRITE_ONCE(tick_broadcast_device.evtdev, dev);
+	tick_bc_set_device(&tick_bc, true, bc_is_hrtimer(dev));
+	if (!tick_bc_periodic_empty(&tick_bc))
+		bc_start_periodic(dev);
+	*old = cur;
+	return true;
+}
+
 /**
  * tick_install_broadcast_device - offer a new device to the broadcast layer
  * @dev:	a clock event device that did not become @cpu's tick device
@@ -277,24 +302,15 @@ const struct clock_event_device *tick_get_wakeup_device(int cpu)
  */
 void tick_install_broadcast_device(struct clock_event_device *dev, int cpu)
 {
-	struct clock_event_device *cur;
+	struct clock_event_device *cur = NULL;
+	unsigned long flags;
+	bool installed;
 
-	scoped_guard(raw_spinlock_irqsave, &tick_broadcast_lock) {
-		if (wakeup_dev_offer(dev, cpu))
-			return;
-
-		cur = bc_dev();
-		if (!bc_eligible(cur, dev) || !try_module_get(dev->owner))
-			return;
-
-		__clockevents_exchange_device(cur, dev);
-		if (cur)
-			cur->event_handler = clockevents_handle_noop;
-		WRITE_ONCE(tick_broadcast_device.evtdev, dev);
-		tick_bc_set_device(&tick_bc, true, bc_is_hrtimer(dev));
-		if (!tick_bc_periodic_empty(&tick_bc))
-			bc_start_periodic(dev);
-	}
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	installed = bc_install(dev, cpu, &cur);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+	if (!installed)
+		return;
 
 	/* Not under the lock: module_put() may do work of its own. */
 	if (cur)
@@ -315,6 +331,8 @@ void tick_install_broadcast_device(struct clock_event_device *dev, int cpu)
 
 /* ------------------------------------------------------------ per-CPU setup */
 
+static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu);
+
 /**
  * tick_device_uses_broadcast - a CPU's tick device is being set up
  * @dev:	the new tick device
@@ -327,11 +345,19 @@ void tick_install_broadcast_device(struct clock_event_device *dev, int cpu)
  */
 int tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 {
-	struct clock_event_device *bc;
-	int ret = 0;
+	unsigned long flags;
+	int ret;
 
-	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
-	bc = bc_dev();
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	ret = __tick_device_uses_broadcast(dev, cpu);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+	return ret;
+}
+
+static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
+{
+	struct clock_event_device *bc = bc_dev();
+	int ret = 0;
 
 	if (!tick_device_is_functional(dev)) {
 		dev->event_handler = tick_handle_periodic;
@@ -417,6 +443,8 @@ void tick_set_periodic_handler(struct clock_event_device *dev, int broadcast)
 					 tick_handle_periodic;
 }
 
+static void __tick_broadcast_control(enum tick_broadcast_mode mode);
+
 /**
  * tick_broadcast_control - turn broadcast on or off for this CPU
  * @mode:	TICK_BROADCAST_ON, TICK_BROADCAST_OFF or TICK_BROADCAST_FORCE
@@ -428,11 +456,20 @@ void tick_set_periodic_handler(struct clock_event_device *dev, int broadcast)
  */
 void tick_broadcast_control(enum tick_broadcast_mode mode)
 {
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	__tick_broadcast_control(mode);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+}
+EXPORT_SYMBOL_GPL(tick_broadcast_control);
+
+static void __tick_broadcast_control(enum tick_broadcast_mode mode)
+{
 	struct clock_event_device *bc, *dev;
 	struct tick_bc_change ch;
 	unsigned int cpu;
 
-	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
 	dev = __this_cpu_read(tick_cpu_device.evtdev);
 	if (!dev || !(dev->features & CLOCK_EVT_FEAT_C3STOP) ||
 	    !tick_device_is_functional(dev))
@@ -463,7 +500,6 @@ void tick_broadcast_control(enum tick_broadcast_mode mode)
 	else if (ch.first && bc_periodic_mode())
 		bc_start_periodic(bc);
 }
-EXPORT_SYMBOL_GPL(tick_broadcast_control);
 
 /* ------------------------------------------------------------ hotplug */
 
@@ -501,12 +537,12 @@ void tick_broadcast_offline(unsigned int cpu)
  */
 void tick_suspend_broadcast(void)
 {
-	struct clock_event_device *bc;
+	unsigned long flags;
 
-	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
-	bc = bc_dev();
-	if (bc)
-		bc_shutdown(bc);
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	if (bc_dev())
+		bc_shutdown(bc_dev());
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 }
 
 /**
@@ -520,6 +556,8 @@ bool tick_resume_check_broadcast(void)
 	return bc_periodic_mode() && test_bit(smp_processor_id(), tick_bc.periodic);
 }
 
+static void __tick_resume_broadcast(struct clock_event_device *bc);
+
 /**
  * tick_resume_broadcast - resume the broadcast device
  *
@@ -528,12 +566,16 @@ bool tick_resume_check_broadcast(void)
  */
 void tick_resume_broadcast(void)
 {
-	struct clock_event_device *bc;
+	unsigned long flags;
 
-	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
-	bc = bc_dev();
-	if (!bc)
-		return;
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	if (bc_dev())
+		__tick_resume_broadcast(bc_dev());
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+}
+
+static void __tick_resume_broadcast(struct clock_event_device *bc)
+{
 	clockevents_tick_resume(bc);
 	if (bc_periodic_mode()) {
 		if (!tick_bc_periodic_empty(&tick_bc))
@@ -639,6 +681,8 @@ static ktime_t tick_get_next_period(void)
 	return next;
 }
 
+static void __tick_broadcast_switch_to_oneshot(void);
+
 /**
  * tick_broadcast_switch_to_oneshot - this CPU switches its tick to oneshot
  *
@@ -647,12 +691,20 @@ static ktime_t tick_get_next_period(void)
  */
 void tick_broadcast_switch_to_oneshot(void)
 {
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	__tick_broadcast_switch_to_oneshot();
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+}
+
+static void __tick_broadcast_switch_to_oneshot(void)
+{
 	struct clock_event_device *bc, *dev;
 	bool from_periodic, fresh = false, armed = false;
 	unsigned int cpu, this_cpu;
 	ktime_t next = 0;
 
-	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
 	bc = bc_dev();
 	this_cpu = smp_processor_id();
 	from_periodic = bc_periodic_mode();
@@ -770,14 +822,14 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 void hotplug_cpu__broadcast_tick_pull(int deadcpu)
 {
 	struct clock_event_device *dev;
+	unsigned long flags;
 
-	guard(raw_spinlock_irqsave)(&tick_broadcast_lock);
-	if (!bc_dev())
-		return;
-	if (tick_bc_pull(&tick_bc, deadcpu, smp_processor_id())) {
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	if (bc_dev() && tick_bc_pull(&tick_bc, deadcpu, smp_processor_id())) {
 		dev = __this_cpu_read(tick_cpu_device.evtdev);
 		tick_program_event(dev->next_event, 1);
 	}
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 }
 #endif
 

@@ -1,0 +1,861 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the tick broadcast decision core (tick-broadcast-core.c).
+ *
+ * The core runs here on simulated CPUs with an injected clock and a fake
+ * broadcast device that records how it is armed. Case names carry the
+ * number of the behaviour they check in the contract of upstream's
+ * broadcast code (b35: behaviour 35; r7: race 7 of its section 4), or say
+ * "ours" where our implementation deliberately differs.
+ *
+ * The last cases run long random operation sequences against a small
+ * reference model and check the core's invariants after every step.
+ */
+
+#include <kunit/test.h>
+#include <linux/bitmap.h>
+#include <linux/ktime.h>
+#include <linux/prandom.h>
+#include <linux/tick.h>
+
+#include "../tick-broadcast-core.h"
+
+#define NR_TEST_CPUS	8
+
+struct fake {
+	struct tick_bc		bc;
+	unsigned int		nr;
+	unsigned long		*online;
+	unsigned long		*wake;
+	/* the fake device */
+	int			arms;
+	ktime_t			armed_at;
+	unsigned int		armed_cpu;
+	int			owner;		/* hrtimer: where the timer is */
+	int			stuck_on;	/* hrtimer: callback running there */
+};
+
+static struct fake *to_fake(struct tick_bc *bc)
+{
+	return container_of(bc, struct fake, bc);
+}
+
+static void fake_arm(struct tick_bc *bc, ktime_t expires, unsigned int cpu)
+{
+	struct fake *f = to_fake(bc);
+
+	f->arms++;
+	f->armed_at = expires;
+	f->armed_cpu = cpu;
+	f->owner = f->stuck_on >= 0 ? f->stuck_on : cpu;
+}
+
+static int fake_owner(struct tick_bc *bc)
+{
+	return to_fake(bc)->owner;
+}
+
+static const struct tick_bc_ops fake_ops = {
+	.arm	= fake_arm,
+	.owner	= fake_owner,
+};
+
+/* A core with @nr online CPUs and a device installed, in periodic mode. */
+static struct fake *fake_new(struct kunit *test, unsigned int nr, bool hrtimer)
+{
+	struct fake *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	unsigned int longs = BITS_TO_LONGS(nr);
+	struct timerqueue_node *sleep;
+	unsigned long *masks;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	sleep = kunit_kcalloc(test, nr, sizeof(*sleep), GFP_KERNEL);
+	masks = kunit_kcalloc(test, TICK_BC_NR_MASKS * longs, sizeof(long), GFP_KERNEL);
+	f->online = kunit_kcalloc(test, longs, sizeof(long), GFP_KERNEL);
+	f->wake = kunit_kcalloc(test, longs, sizeof(long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sleep);
+	KUNIT_ASSERT_NOT_NULL(test, masks);
+	KUNIT_ASSERT_NOT_NULL(test, f->online);
+	KUNIT_ASSERT_NOT_NULL(test, f->wake);
+
+	f->nr = nr;
+	f->owner = -1;
+	f->stuck_on = -1;
+	bitmap_fill(f->online, nr);
+	tick_bc_init(&f->bc, &fake_ops, nr, longs, sleep, masks, f->online);
+	tick_bc_set_device(&f->bc, true, hrtimer);
+	return f;
+}
+
+/* The same, switched to oneshot mode by CPU 0 with nobody to hand over. */
+static struct fake *fake_oneshot(struct kunit *test, unsigned int nr, bool hrtimer)
+{
+	struct fake *f = fake_new(test, nr, hrtimer);
+
+	tick_bc_switch_oneshot(&f->bc, 0, 0, false);
+	return f;
+}
+
+static int enter(struct fake *f, unsigned int cpu, s64 wakeup)
+{
+	bool stop;
+
+	return tick_bc_enter(&f->bc, cpu, wakeup, &stop);
+}
+
+static bool woken(struct fake *f, unsigned int cpu)
+{
+	return test_bit(cpu, f->wake);
+}
+
+static unsigned int nr_woken(struct fake *f)
+{
+	return bitmap_weight(f->wake, f->nr);
+}
+
+/* ------------------------------------------------------------ control */
+
+static void b20_mode_is_a_one_way_latch(struct kunit *test)
+{
+	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
+
+	KUNIT_EXPECT_EQ(test, f->bc.mode, TICK_BC_PERIODIC);
+	tick_bc_switch_oneshot(&f->bc, 1, 100, false);
+	KUNIT_EXPECT_EQ(test, f->bc.mode, TICK_BC_ONESHOT);
+	tick_bc_offline(&f->bc, 1);
+	tick_bc_disarmed(&f->bc);
+	tick_bc_switch_oneshot(&f->bc, 2, 200, false);
+	KUNIT_EXPECT_EQ(test, f->bc.mode, TICK_BC_ONESHOT);
+}
+
+static void b24_26_on_off_report_mask_edges(struct kunit *test)
+{
+	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
+	struct tick_bc_change ch;
+
+	ch = tick_bc_control(&f->bc, 1, TICK_BROADCAST_ON);
+	KUNIT_EXPECT_TRUE(test, ch.joined);
+	KUNIT_EXPECT_TRUE(test, ch.first);
+	ch = tick_bc_control(&f->bc, 2, TICK_BROADCAST_ON);
+	KUNIT_EXPECT_TRUE(test, ch.joined);
+	KUNIT_EXPECT_FALSE(test, ch.first);
+	ch = tick_bc_control(&f->bc, 2, TICK_BROADCAST_ON);
+	KUNIT_EXPECT_FALSE(test, ch.joined);
+	ch = tick_bc_control(&f->bc, 1, TICK_BROADCAST_OFF);
+	KUNIT_EXPECT_TRUE(test, ch.left);
+	KUNIT_EXPECT_FALSE(test, ch.last);
+	ch = tick_bc_control(&f->bc, 2, TICK_BROADCAST_OFF);
+	KUNIT_EXPECT_TRUE(test, ch.left);
+	KUNIT_EXPECT_TRUE(test, ch.last);
+	KUNIT_EXPECT_TRUE(test, tick_bc_periodic_empty(&f->bc));
+}
+
+static void b30_force_is_global_and_irrevocable(struct kunit *test)
+{
+	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
+	struct tick_bc_change ch;
+
+	tick_bc_control(&f->bc, 1, TICK_BROADCAST_ON);
+	tick_bc_control(&f->bc, 2, TICK_BROADCAST_FORCE);
+	ch = tick_bc_control(&f->bc, 1, TICK_BROADCAST_OFF);
+	KUNIT_EXPECT_FALSE(test, ch.left);
+	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.on));
+	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.periodic));
+	KUNIT_EXPECT_TRUE(test, test_bit(2, f->bc.periodic));
+}
+
+static void b31_off_clears_on_and_periodic(struct kunit *test)
+{
+	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
+
+	tick_bc_control(&f->bc, 3, TICK_BROADCAST_ON);
+	tick_bc_control(&f->bc, 3, TICK_BROADCAST_OFF);
+	KUNIT_EXPECT_FALSE(test, test_bit(3, f->bc.on));
+	KUNIT_EXPECT_FALSE(test, test_bit(3, f->bc.periodic));
+}
+
+static void b23_periodic_wake_is_online_mask_but_self(struct kunit *test)
+{
+	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
+
+	tick_bc_control(&f->bc, 0, TICK_BROADCAST_ON);
+	tick_bc_control(&f->bc, 2, TICK_BROADCAST_ON);
+	tick_bc_control(&f->bc, 5, TICK_BROADCAST_ON);
+	__clear_bit(5, f->online);
+
+	KUNIT_EXPECT_TRUE(test, tick_bc_periodic_wake(&f->bc, 0, f->wake));
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 1);
+	KUNIT_EXPECT_TRUE(test, woken(f, 2));
+}
+
+static void b61_periodic_hrtimer_never_runs_self(struct kunit *test)
+{
+	struct fake *f = fake_new(test, NR_TEST_CPUS, true);
+
+	tick_bc_control(&f->bc, 0, TICK_BROADCAST_ON);
+	KUNIT_EXPECT_FALSE(test, tick_bc_periodic_wake(&f->bc, 0, f->wake));
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 0);
+}
+
+static void b27_enter_in_periodic_mode(struct kunit *test)
+{
+	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
+	struct fake *h = fake_new(test, NR_TEST_CPUS, true);
+	bool stop = true;
+
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), 0);
+	KUNIT_EXPECT_FALSE(test, stop);
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&h->bc, 1, 100, &stop), -EBUSY);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 50), TICK_BC_EXIT_NONE);
+	KUNIT_EXPECT_EQ(test, f->arms, 0);
+}
+
+/* ------------------------------------------------------------ switch */
+
+static void b33_first_switch_hands_over_periodic_cpus(struct kunit *test)
+{
+	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < 4; cpu++)
+		tick_bc_control(&f->bc, cpu, TICK_BROADCAST_ON);
+
+	KUNIT_EXPECT_TRUE(test, tick_bc_switch_oneshot(&f->bc, 0, 1000, false));
+	KUNIT_EXPECT_FALSE(test, test_bit(0, f->bc.oneshot));
+	for (cpu = 1; cpu < 4; cpu++)
+		KUNIT_EXPECT_TRUE(test, tick_bc_sleeping(&f->bc, cpu));
+	KUNIT_EXPECT_EQ(test, f->arms, 1);
+	KUNIT_EXPECT_EQ(test, f->armed_at, 1000);
+
+	/* r7: one period later every handed-over CPU gets its tick. */
+	tick_bc_expire(&f->bc, 0, 1000, f->wake);
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 3);
+	KUNIT_EXPECT_FALSE(test, woken(f, 0));
+}
+
+static void b33_switch_keeps_emulated_periodic_arming(struct kunit *test)
+{
+	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
+
+	tick_bc_control(&f->bc, 1, TICK_BROADCAST_ON);
+	KUNIT_EXPECT_FALSE(test, tick_bc_switch_oneshot(&f->bc, 0, 1000, true));
+	KUNIT_EXPECT_EQ(test, f->arms, 0);
+	KUNIT_EXPECT_EQ(test, f->bc.armed, 1000);
+}
+
+static void b34_later_switch_resets_own_bits(struct kunit *test)
+{
+	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
+
+	tick_bc_control(&f->bc, 1, TICK_BROADCAST_ON);
+	tick_bc_switch_oneshot(&f->bc, 0, 1000, false);
+	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.oneshot));
+
+	tick_bc_switch_oneshot(&f->bc, 1, 2000, false);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
+	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
+	/* Its next enter arms the device again (r7). */
+	f->bc.armed = KTIME_MAX;
+	KUNIT_EXPECT_EQ(test, enter(f, 1, 500), 0);
+	KUNIT_EXPECT_EQ(test, f->armed_at, 500);
+}
+
+static void b10_no_device_no_handover(struct kunit *test)
+{
+	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
+
+	tick_bc_set_device(&f->bc, false, false);
+	tick_bc_control(&f->bc, 1, TICK_BROADCAST_ON);
+	KUNIT_EXPECT_FALSE(test, tick_bc_switch_oneshot(&f->bc, 0, 1000, false));
+	KUNIT_EXPECT_EQ(test, f->bc.mode, TICK_BC_ONESHOT);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
+}
+
+/* ------------------------------------------------------------ enter/exit */
+
+static void b35_enter_queues_and_arms_the_earliest(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+	bool stop;
+
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), 0);
+	KUNIT_EXPECT_TRUE(test, stop);
+	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
+	KUNIT_EXPECT_EQ(test, f->armed_cpu, 1);
+
+	KUNIT_EXPECT_EQ(test, enter(f, 2, 50), 0);
+	KUNIT_EXPECT_EQ(test, f->armed_at, 50);
+	KUNIT_EXPECT_EQ(test, f->armed_cpu, 2);
+
+	KUNIT_EXPECT_EQ(test, enter(f, 3, 200), 0);
+	KUNIT_EXPECT_EQ(test, f->arms, 2);
+	KUNIT_EXPECT_TRUE(test, test_bit(3, f->bc.oneshot));
+}
+
+static void b37_enter_without_event_never_arms(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	KUNIT_EXPECT_EQ(test, enter(f, 1, KTIME_MAX), 0);
+	KUNIT_EXPECT_EQ(test, f->arms, 0);
+	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.oneshot));
+	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, KTIME_MAX, 10), TICK_BC_EXIT_RESUME);
+}
+
+static void b38_exit_reprograms_a_future_event(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	enter(f, 1, 100);
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 60), TICK_BC_EXIT_REPROGRAM);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
+	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
+}
+
+static void b38_b51_exit_after_expiry_forces(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	enter(f, 1, 100);
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 120), TICK_BC_EXIT_RESUME);
+	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.force));
+	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 1);
+
+	/* The late broadcast interrupt wakes it whatever its time. */
+	tick_bc_expire(&f->bc, 0, 121, f->wake);
+	KUNIT_EXPECT_TRUE(test, woken(f, 1));
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.force));
+	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 0);
+}
+
+/* ours: the device is not due, so the local device is the quicker way. */
+static void ours_exit_expired_but_device_not_due_reprograms(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	enter(f, 1, 100);
+	/* Its event moved to 40 while it slept; now is 60, device due at 100. */
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 40, 60), TICK_BC_EXIT_REPROGRAM);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.force));
+}
+
+static void b39_exit_without_enter_is_a_noop(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 2, 100, 10), TICK_BC_EXIT_NONE);
+	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 0);
+}
+
+static void b50_r6_pending_exit_does_not_reprogram(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	enter(f, 1, 100);
+	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.pending));
+	/* It wakes for another reason before the IPI is handled. */
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 101), TICK_BC_EXIT_RESUME);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.pending));
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.force));
+}
+
+/* ours (b53, r20): a refused enter leaves no trace. */
+static void ours_b53_forced_enter_is_refused_without_trace(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+	bool stop = true;
+
+	enter(f, 1, 100);
+	tick_bc_exit(&f->bc, 1, 100, 120);
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 300, &stop), -EBUSY);
+	KUNIT_EXPECT_FALSE(test, stop);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
+	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
+
+	/* r20: the caller ignored -EBUSY; expiry still wakes it. */
+	tick_bc_expire(&f->bc, 0, 121, f->wake);
+	KUNIT_EXPECT_TRUE(test, woken(f, 1));
+	KUNIT_EXPECT_EQ(test, enter(f, 1, 300), 0);
+	KUNIT_EXPECT_TRUE(test, tick_bc_sleeping(&f->bc, 1));
+}
+
+static void b36_enter_while_pending_arms_nothing(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+	int arms;
+
+	enter(f, 1, 100);
+	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	arms = f->arms;
+	KUNIT_EXPECT_EQ(test, enter(f, 1, 150), 0);
+	KUNIT_EXPECT_EQ(test, f->arms, arms);
+	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
+}
+
+/* ------------------------------------------------------------ expiry */
+
+static void b40_42_expiry_wakes_the_expired_and_rearms(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	enter(f, 1, 10);
+	enter(f, 2, 20);
+	enter(f, 3, 30);
+	KUNIT_EXPECT_FALSE(test, tick_bc_expire(&f->bc, 0, 20, f->wake));
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 2);
+	KUNIT_EXPECT_TRUE(test, woken(f, 1));
+	KUNIT_EXPECT_TRUE(test, woken(f, 2));
+	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.pending));
+	KUNIT_EXPECT_EQ(test, f->armed_at, 30);
+	KUNIT_EXPECT_EQ(test, f->armed_cpu, 3);
+
+	/* Nobody left after this one: the device is left disarmed. */
+	tick_bc_expire(&f->bc, 0, 30, f->wake);
+	KUNIT_EXPECT_EQ(test, f->bc.armed, KTIME_MAX);
+}
+
+static void b41_b44_expiry_handles_this_cpu_directly(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+	struct fake *h = fake_oneshot(test, NR_TEST_CPUS, true);
+
+	enter(f, 2, 10);
+	enter(f, 3, 10);
+	KUNIT_EXPECT_TRUE(test, tick_bc_expire(&f->bc, 2, 10, f->wake));
+	KUNIT_EXPECT_FALSE(test, woken(f, 2));
+	KUNIT_EXPECT_TRUE(test, woken(f, 3));
+	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.pending));
+
+	/* b61: never with the hrtimer device. */
+	h->stuck_on = 5;
+	enter(h, 2, 10);
+	KUNIT_EXPECT_FALSE(test, tick_bc_expire(&h->bc, 2, 10, h->wake));
+	KUNIT_EXPECT_FALSE(test, woken(h, 2));
+}
+
+static void r12_expiry_never_wakes_an_offline_cpu(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	enter(f, 4, 10);
+	__clear_bit(4, f->online);
+	kunit_info(test, "a WARNING about an offline sleeper is expected\n");
+	tick_bc_expire(&f->bc, 0, 10, f->wake);
+	KUNIT_EXPECT_FALSE(test, woken(f, 4));
+	KUNIT_EXPECT_FALSE(test, test_bit(4, f->bc.oneshot));
+}
+
+/* ours (b43): a woken CPU is not woken again by later expiries. */
+static void ours_b43_woken_cpu_is_not_woken_twice(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	enter(f, 1, 10);
+	enter(f, 2, 20);
+	tick_bc_expire(&f->bc, 0, 10, f->wake);
+	KUNIT_EXPECT_TRUE(test, woken(f, 1));
+	tick_bc_expire(&f->bc, 0, 20, f->wake);
+	KUNIT_EXPECT_FALSE(test, woken(f, 1));
+	KUNIT_EXPECT_TRUE(test, woken(f, 2));
+	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.oneshot));
+}
+
+static void b9_new_device_fires_at_once_for_sleepers(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	KUNIT_EXPECT_FALSE(test, tick_bc_retrigger(&f->bc));
+	enter(f, 1, 100);
+	enter(f, 2, 200);
+	tick_bc_set_device(&f->bc, true, false);
+	KUNIT_EXPECT_EQ(test, f->bc.armed, KTIME_MAX);
+	KUNIT_EXPECT_TRUE(test, tick_bc_retrigger(&f->bc));
+	KUNIT_EXPECT_EQ(test, f->armed_at, 0);
+
+	/* It fires at once and re-evaluates every sleeper. */
+	tick_bc_expire(&f->bc, 0, 5, f->wake);
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 0);
+	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
+}
+
+/* ours (r21): the device stays needed while anybody sleeps on it. */
+static void ours_r21_busy_while_sleepers(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	KUNIT_EXPECT_FALSE(test, tick_bc_busy(&f->bc));
+	enter(f, 1, 100);
+	KUNIT_EXPECT_TRUE(test, tick_bc_busy(&f->bc));
+	tick_bc_exit(&f->bc, 1, 100, 120);
+	KUNIT_EXPECT_TRUE(test, tick_bc_busy(&f->bc));
+	tick_bc_expire(&f->bc, 0, 120, f->wake);
+	KUNIT_EXPECT_FALSE(test, tick_bc_busy(&f->bc));
+}
+
+/* ------------------------------------------------------------ hrtimer */
+
+static void b58_hrtimer_owner_may_not_sleep(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, true);
+
+	enter(f, 1, 100);	/* armed from CPU 1 ... */
+	f->owner = 2;		/* ... but the timer sits on CPU 2 */
+	KUNIT_EXPECT_TRUE(test, tick_bc_owner_busy(&f->bc, 2));
+	KUNIT_EXPECT_EQ(test, enter(f, 2, 300), -EBUSY);
+	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.oneshot));
+}
+
+static void b59_b60_hrtimer_arming_cpu_backs_out(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, true);
+	bool stop = true;
+
+	/* CPU 1 is the earliest: it arms the timer on itself. */
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), -EBUSY);
+	KUNIT_EXPECT_FALSE(test, stop);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
+	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
+
+	/* CPU 3 sleeps later than that: it may stop its local device. */
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 3, 200, &stop), 0);
+	KUNIT_EXPECT_TRUE(test, stop);
+}
+
+static void r4_hrtimer_stale_owner_follows_the_timer(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, true);
+	bool stop = true;
+
+	/* The callback runs on CPU 3: arming from CPU 1 leaves it there. */
+	f->stuck_on = 3;
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), 0);
+	KUNIT_EXPECT_FALSE(test, stop);
+	KUNIT_EXPECT_EQ(test, enter(f, 3, 200), -EBUSY);
+}
+
+/* ------------------------------------------------------------ hotplug */
+
+static void b67_offline_clears_every_trace(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	tick_bc_control(&f->bc, 1, TICK_BROADCAST_ON);
+	tick_bc_control(&f->bc, 2, TICK_BROADCAST_ON);
+	enter(f, 1, 100);
+	enter(f, 2, 100);
+	tick_bc_exit(&f->bc, 2, 100, 150);
+	tick_bc_offline(&f->bc, 1);
+	tick_bc_offline(&f->bc, 2);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.on));
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.periodic));
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
+	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
+	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.force));
+	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 0);
+	/* b68: the device keeps its arming in oneshot mode. */
+	KUNIT_EXPECT_EQ(test, f->bc.armed, 100);
+}
+
+static void b69_r10_pull_moves_the_hrtimer_and_unforces(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, true);
+
+	enter(f, 0, 100);	/* CPU 0 arms it on itself and backs out */
+	enter(f, 1, 150);
+	tick_bc_exit(&f->bc, 1, 150, 120);
+	/* CPU 2, the control CPU, is forced. */
+	f->bc.armed = 100;
+	__set_bit(2, f->bc.force);
+	f->bc.nr_force++;
+
+	KUNIT_EXPECT_FALSE(test, tick_bc_pull(&f->bc, 5, 2));
+	KUNIT_EXPECT_TRUE(test, tick_bc_pull(&f->bc, 0, 2));
+	KUNIT_EXPECT_EQ(test, f->owner, 2);
+	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
+	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.force));
+}
+
+static void b16_setup_resets_a_running_cpu(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	enter(f, 1, 100);
+	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	tick_bc_cpu_reset(&f->bc, 1);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.pending));
+}
+
+/* ------------------------------------------------------------ random model */
+
+enum model_state { M_AWAKE, M_ASLEEP, M_WOKEN, M_FORCED, M_OFFLINE };
+
+struct model {
+	enum model_state	state;
+	s64			wakeup;
+};
+
+struct sim {
+	struct kunit		*test;
+	struct fake		*f;
+	struct model		*m;
+	struct rnd_state	rnd;
+	s64			now;
+	unsigned long		steps;
+	unsigned long		wakes;
+	bool			failed;
+};
+
+static u32 sim_rand(struct sim *s, u32 n)
+{
+	return prandom_u32_state(&s->rnd) % n;
+}
+
+#define SIM_CHECK(s, cond, fmt, ...)						\
+	do {									\
+		if (!(s)->failed && !(cond)) {					\
+			(s)->failed = true;					\
+			KUNIT_FAIL((s)->test, "step %lu, now %lld: " fmt,	\
+				   (s)->steps, (s)->now, ##__VA_ARGS__);	\
+		}								\
+	} while (0)
+
+/* I1..I5 of the design comment, and the core agrees with the model. */
+static void sim_check(struct sim *s)
+{
+	struct tick_bc *bc = &s->f->bc;
+	struct timerqueue_node *first = timerqueue_getnext(&bc->sleepers);
+	unsigned int cpu, forced = 0;
+
+	for (cpu = 0; cpu < s->f->nr; cpu++) {
+		bool q = tick_bc_sleeping(bc, cpu);
+		struct model *m = &s->m[cpu];
+
+		SIM_CHECK(s, !q || (test_bit(cpu, bc->oneshot) && !test_bit(cpu, bc->pending)),
+			  "I1 broken for CPU%u", cpu);
+		SIM_CHECK(s, !test_bit(cpu, bc->force) || !test_bit(cpu, bc->oneshot),
+			  "I4 broken for CPU%u", cpu);
+		forced += test_bit(cpu, bc->force);
+		SIM_CHECK(s, q == (m->state == M_ASLEEP && m->wakeup != KTIME_MAX),
+			  "CPU%u queued %d, model state %d", cpu, q, m->state);
+		SIM_CHECK(s, test_bit(cpu, bc->force) == (m->state == M_FORCED),
+			  "CPU%u force bit disagrees with the model", cpu);
+		SIM_CHECK(s, test_bit(cpu, bc->pending) == (m->state == M_WOKEN),
+			  "CPU%u pending bit disagrees with the model", cpu);
+	}
+	SIM_CHECK(s, forced == bc->nr_force, "I4: nr_force %u, bits %u", bc->nr_force, forced);
+	SIM_CHECK(s, !first || bc->armed <= first->expires, "I3: armed %lld after sleeper %lld",
+		  bc->armed, first ? first->expires : 0);
+	SIM_CHECK(s, !forced || bc->armed != KTIME_MAX, "I5: forced CPUs, device disarmed");
+}
+
+/* The device fires on @this_cpu, which is awake: compare with the model. */
+static void sim_fire(struct sim *s, unsigned int this_cpu)
+{
+	struct fake *f = s->f;
+	unsigned int cpu;
+	bool local;
+
+	local = tick_bc_expire(&f->bc, this_cpu, s->now, f->wake);
+	for (cpu = 0; cpu < f->nr; cpu++) {
+		struct model *m = &s->m[cpu];
+		bool due = (m->state == M_ASLEEP && m->wakeup <= s->now) ||
+			   m->state == M_FORCED;
+
+		if (cpu == this_cpu) {
+			SIM_CHECK(s, local == due, "CPU%u: local %d, due %d", cpu, local, due);
+			SIM_CHECK(s, !woken(f, cpu), "CPU%u IPIs itself", cpu);
+			if (due)
+				m->state = M_AWAKE;
+			continue;
+		}
+		SIM_CHECK(s, woken(f, cpu) == due, "CPU%u woken %d, due %d (state %d, wakeup %lld)",
+			  cpu, woken(f, cpu), due, m->state, m->wakeup);
+		if (!due)
+			continue;
+		s->wakes++;
+		m->state = m->state == M_FORCED ? M_AWAKE : M_WOKEN;
+	}
+}
+
+/* An awake (or polling, forced) CPU to take the device interrupt. */
+static unsigned int sim_irq_cpu(struct sim *s)
+{
+	unsigned int i, cpu = sim_rand(s, s->f->nr);
+
+	for (i = 0; i < s->f->nr; i++, cpu = (cpu + 1) % s->f->nr) {
+		if (s->m[cpu].state == M_AWAKE || s->m[cpu].state == M_FORCED)
+			return cpu;
+	}
+	return s->f->nr;
+}
+
+static void sim_enter(struct sim *s, unsigned int cpu)
+{
+	struct model *m = &s->m[cpu];
+	s64 wakeup = sim_rand(s, 16) ? s->now + 1 + sim_rand(s, 2000) : KTIME_MAX;
+	int ret = enter(s->f, cpu, wakeup);
+
+	switch (m->state) {
+	case M_AWAKE:
+	case M_ASLEEP:
+		SIM_CHECK(s, ret == 0, "CPU%u: enter refused", cpu);
+		m->state = M_ASLEEP;
+		m->wakeup = wakeup;
+		break;
+	case M_FORCED:
+		SIM_CHECK(s, ret == -EBUSY, "CPU%u: forced enter not refused", cpu);
+		break;
+	default:
+		break;
+	}
+}
+
+static void sim_exit(struct sim *s, unsigned int cpu)
+{
+	struct model *m = &s->m[cpu];
+	/* A CPU woken by the IPI ran its timers: its event moved on. */
+	s64 wakeup = m->state == M_WOKEN ? s->now + 500 : m->wakeup;
+	enum tick_bc_exit_action act = tick_bc_exit(&s->f->bc, cpu, wakeup, s->now);
+
+	switch (m->state) {
+	case M_ASLEEP:
+		if (wakeup != KTIME_MAX && wakeup <= s->now && s->f->bc.armed <= s->now) {
+			SIM_CHECK(s, act == TICK_BC_EXIT_RESUME, "CPU%u: expired exit %d", cpu, act);
+			m->state = M_FORCED;
+		} else {
+			SIM_CHECK(s, act != TICK_BC_EXIT_NONE, "CPU%u: exit did nothing", cpu);
+			m->state = M_AWAKE;
+		}
+		break;
+	case M_WOKEN:
+		SIM_CHECK(s, act == TICK_BC_EXIT_RESUME, "CPU%u: woken exit %d", cpu, act);
+		m->state = M_AWAKE;
+		break;
+	default:
+		SIM_CHECK(s, act == TICK_BC_EXIT_NONE, "CPU%u: exit of an awake CPU %d", cpu, act);
+		break;
+	}
+}
+
+static void sim_hotplug(struct sim *s, unsigned int cpu)
+{
+	struct model *m = &s->m[cpu];
+
+	if (m->state == M_OFFLINE) {
+		__set_bit(cpu, s->f->online);
+		m->state = M_AWAKE;
+	} else if (m->state == M_AWAKE) {
+		tick_bc_offline(&s->f->bc, cpu);
+		__clear_bit(cpu, s->f->online);
+		m->state = M_OFFLINE;
+	}
+}
+
+static void sim_step(struct sim *s)
+{
+	unsigned int cpu = sim_rand(s, s->f->nr);
+	u32 op = sim_rand(s, 100);
+
+	if (s->m[cpu].state == M_OFFLINE && op < 90)
+		op = 95;
+	if (op < 40)
+		sim_enter(s, cpu);
+	else if (op < 75)
+		sim_exit(s, cpu);
+	else if (op < 93)
+		s->now += sim_rand(s, 300);
+	else if (op < 97)
+		sim_hotplug(s, cpu);
+	else if (op < 98) {
+		/* A better device replaces the current one. */
+		tick_bc_set_device(&s->f->bc, true, false);
+		tick_bc_retrigger(&s->f->bc);
+	}
+
+	/* An armed device fires once its time has come, on an awake CPU. */
+	if (s->f->bc.armed <= s->now) {
+		cpu = sim_irq_cpu(s);
+		if (cpu < s->f->nr)
+			sim_fire(s, cpu);
+	}
+	sim_check(s);
+	s->steps++;
+}
+
+static void sim_run(struct kunit *test, unsigned int nr, unsigned long steps, u64 seed)
+{
+	struct sim s = { .test = test };
+
+	s.f = fake_oneshot(test, nr, false);
+	s.m = kunit_kcalloc(test, nr, sizeof(*s.m), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s.m);
+	prandom_seed_state(&s.rnd, seed);
+
+	while (s.steps < steps && !s.failed)
+		sim_step(&s);
+	kunit_info(test, "seed %llu: %lu steps, %lu CPUs woken, end time %lld\n",
+		   seed, s.steps, s.wakes, s.now);
+	KUNIT_EXPECT_GT(test, s.wakes, 0UL);
+}
+
+static void random_model_8_cpus(struct kunit *test)
+{
+	sim_run(test, 8, 50000, 1);
+}
+
+static void random_model_64_cpus(struct kunit *test)
+{
+	sim_run(test, 64, 100000, 2);
+}
+
+static struct kunit_case tick_broadcast_core_cases[] = {
+	KUNIT_CASE(b20_mode_is_a_one_way_latch),
+	KUNIT_CASE(b24_26_on_off_report_mask_edges),
+	KUNIT_CASE(b30_force_is_global_and_irrevocable),
+	KUNIT_CASE(b31_off_clears_on_and_periodic),
+	KUNIT_CASE(b23_periodic_wake_is_online_mask_but_self),
+	KUNIT_CASE(b61_periodic_hrtimer_never_runs_self),
+	KUNIT_CASE(b27_enter_in_periodic_mode),
+	KUNIT_CASE(b33_first_switch_hands_over_periodic_cpus),
+	KUNIT_CASE(b33_switch_keeps_emulated_periodic_arming),
+	KUNIT_CASE(b34_later_switch_resets_own_bits),
+	KUNIT_CASE(b10_no_device_no_handover),
+	KUNIT_CASE(b35_enter_queues_and_arms_the_earliest),
+	KUNIT_CASE(b37_enter_without_event_never_arms),
+	KUNIT_CASE(b38_exit_reprograms_a_future_event),
+	KUNIT_CASE(b38_b51_exit_after_expiry_forces),
+	KUNIT_CASE(ours_exit_expired_but_device_not_due_reprograms),
+	KUNIT_CASE(b39_exit_without_enter_is_a_noop),
+	KUNIT_CASE(b50_r6_pending_exit_does_not_reprogram),
+	KUNIT_CASE(ours_b53_forced_enter_is_refused_without_trace),
+	KUNIT_CASE(b36_enter_while_pending_arms_nothing),
+	KUNIT_CASE(b40_42_expiry_wakes_the_expired_and_rearms),
+	KUNIT_CASE(b41_b44_expiry_handles_this_cpu_directly),
+	KUNIT_CASE(r12_expiry_never_wakes_an_offline_cpu),
+	KUNIT_CASE(ours_b43_woken_cpu_is_not_woken_twice),
+	KUNIT_CASE(b9_new_device_fires_at_once_for_sleepers),
+	KUNIT_CASE(ours_r21_busy_while_sleepers),
+	KUNIT_CASE(b58_hrtimer_owner_may_not_sleep),
+	KUNIT_CASE(b59_b60_hrtimer_arming_cpu_backs_out),
+	KUNIT_CASE(r4_hrtimer_stale_owner_follows_the_timer),
+	KUNIT_CASE(b67_offline_clears_every_trace),
+	KUNIT_CASE(b69_r10_pull_moves_the_hrtimer_and_unforces),
+	KUNIT_CASE(b16_setup_resets_a_running_cpu),
+	KUNIT_CASE(random_model_8_cpus),
+	KUNIT_CASE(random_model_64_cpus),
+	{}
+};
+
+static struct kunit_suite tick_broadcast_core_suite = {
+	.name = "tick_broadcast_core",
+	.test_cases = tick_broadcast_core_cases,
+};
+
+kunit_test_suite(tick_broadcast_core_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the tick broadcast decision core");
+MODULE_LICENSE("GPL");
