@@ -135,12 +135,29 @@ static int timerstop_enter_shallow(struct cpuidle_device *dev,
 	return index;
 }
 
-static int timerstop_enter_deep(struct cpuidle_device *dev,
-				struct cpuidle_driver *drv, int index)
+/* The deep state proper: the local timer is stopped for its duration. */
+static void timerstop_deep(bool irqoff)
 {
 	bool stop = timerstop_timer_stops();
 	u32 saved = 0;
 
+	if (stop)
+		saved = timerstop_timer_suspend();
+
+	if (irqoff) {
+		while (!timerstop_irq_pending())
+			cpu_relax();
+	} else {
+		timerstop_halt();
+	}
+
+	if (stop)
+		timerstop_timer_resume(saved);
+}
+
+static int timerstop_enter_deep(struct cpuidle_device *dev,
+				struct cpuidle_driver *drv, int index)
+{
 	/*
 	 * A remote wakeup of a polling idle task only sets NEED_RESCHED and
 	 * sends no IPI; neither flavour would notice that.
@@ -148,19 +165,21 @@ static int timerstop_enter_deep(struct cpuidle_device *dev,
 	if (current_clr_polling_and_test())
 		return index;
 
-	if (stop)
-		saved = timerstop_timer_suspend();
-
-	if (timerstop_flavour == TIMERSTOP_HALT) {
-		timerstop_halt();
-	} else {
-		while (!timerstop_irq_pending())
-			cpu_relax();
-	}
-
-	if (stop)
-		timerstop_timer_resume(saved);
+	timerstop_deep(timerstop_flavour == TIMERSTOP_IRQOFF);
 	return index;
+}
+
+/*
+ * Suspend to idle: the tick is frozen around this (tick_freeze()), and
+ * the last CPU in suspends timekeeping and the broadcast device. Always
+ * the irqoff flavour, as intel_idle's s2idle states: an interrupt handled
+ * in here would find timekeeping suspended.
+ */
+static int timerstop_enter_s2idle(struct cpuidle_device *dev,
+				  struct cpuidle_driver *drv, int index)
+{
+	timerstop_deep(true);
+	return 0;
 }
 
 static struct cpuidle_driver timerstop_driver = {
@@ -176,6 +195,7 @@ static struct cpuidle_driver timerstop_driver = {
 		},
 		{
 			.enter			= timerstop_enter_deep,
+			.enter_s2idle		= timerstop_enter_s2idle,
 			.flags			= CPUIDLE_FLAG_TIMER_STOP,
 			.name			= "C3",
 			.desc			= "local timer stopped",

@@ -331,29 +331,6 @@ void tick_install_broadcast_device(struct clock_event_device *dev, int cpu)
 
 /* ------------------------------------------------------------ per-CPU setup */
 
-static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu);
-
-/**
- * tick_device_uses_broadcast - a CPU's tick device is being set up
- * @dev:	the new tick device
- * @cpu:	its CPU, the current one
- *
- * Called under clockevents_lock with interrupts disabled.
- *
- * Return: 1 if the broadcast device serves @cpu and @dev must be left
- * alone (a dummy device, or periodic broadcast), else 0.
- */
-int tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
-{
-	unsigned long flags;
-	int ret;
-
-	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	ret = __tick_device_uses_broadcast(dev, cpu);
-	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
-	return ret;
-}
-
 static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 {
 	struct clock_event_device *bc = bc_dev();
@@ -385,6 +362,27 @@ static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 		bc_shutdown(bc);
 	if (bc && !bc_is_hrtimer(bc))
 		ret = test_bit(cpu, tick_bc.periodic);
+	return ret;
+}
+
+/**
+ * tick_device_uses_broadcast - a CPU's tick device is being set up
+ * @dev:	the new tick device
+ * @cpu:	its CPU, the current one
+ *
+ * Called under clockevents_lock with interrupts disabled.
+ *
+ * Return: 1 if the broadcast device serves @cpu and @dev must be left
+ * alone (a dummy device, or periodic broadcast), else 0.
+ */
+int tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
+{
+	unsigned long flags;
+	int ret;
+
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	ret = __tick_device_uses_broadcast(dev, cpu);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 	return ret;
 }
 
@@ -443,27 +441,6 @@ void tick_set_periodic_handler(struct clock_event_device *dev, int broadcast)
 					 tick_handle_periodic;
 }
 
-static void __tick_broadcast_control(enum tick_broadcast_mode mode);
-
-/**
- * tick_broadcast_control - turn broadcast on or off for this CPU
- * @mode:	TICK_BROADCAST_ON, TICK_BROADCAST_OFF or TICK_BROADCAST_FORCE
- *
- * Called on the CPU concerned, with preemption disabled (from an IPI, a
- * pinned hotplug callback or with interrupts off). A no-op for CPUs whose
- * tick device does not stop in deep idle. FORCE makes every later OFF a
- * no-op, on every CPU.
- */
-void tick_broadcast_control(enum tick_broadcast_mode mode)
-{
-	unsigned long flags;
-
-	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	__tick_broadcast_control(mode);
-	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
-}
-EXPORT_SYMBOL_GPL(tick_broadcast_control);
-
 static void __tick_broadcast_control(enum tick_broadcast_mode mode)
 {
 	struct clock_event_device *bc, *dev;
@@ -500,6 +477,25 @@ static void __tick_broadcast_control(enum tick_broadcast_mode mode)
 	else if (ch.first && bc_periodic_mode())
 		bc_start_periodic(bc);
 }
+
+/**
+ * tick_broadcast_control - turn broadcast on or off for this CPU
+ * @mode:	TICK_BROADCAST_ON, TICK_BROADCAST_OFF or TICK_BROADCAST_FORCE
+ *
+ * Called on the CPU concerned, with preemption disabled (from an IPI, a
+ * pinned hotplug callback or with interrupts off). A no-op for CPUs whose
+ * tick device does not stop in deep idle. FORCE makes every later OFF a
+ * no-op, on every CPU.
+ */
+void tick_broadcast_control(enum tick_broadcast_mode mode)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	__tick_broadcast_control(mode);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+}
+EXPORT_SYMBOL_GPL(tick_broadcast_control);
 
 /* ------------------------------------------------------------ hotplug */
 
@@ -556,7 +552,19 @@ bool tick_resume_check_broadcast(void)
 	return bc_periodic_mode() && test_bit(smp_processor_id(), tick_bc.periodic);
 }
 
-static void __tick_resume_broadcast(struct clock_event_device *bc);
+static void __tick_resume_broadcast(struct clock_event_device *bc)
+{
+	clockevents_tick_resume(bc);
+	if (bc_periodic_mode()) {
+		if (!tick_bc_periodic_empty(&tick_bc))
+			bc_start_periodic(bc);
+		return;
+	}
+	if (!tick_bc_periodic_empty(&tick_bc))
+		clockevents_switch_state(bc, CLOCK_EVT_STATE_ONESHOT);
+	/* Anybody still relying on it gets it re-evaluated at once. */
+	tick_bc_retrigger(&tick_bc);
+}
 
 /**
  * tick_resume_broadcast - resume the broadcast device
@@ -572,20 +580,6 @@ void tick_resume_broadcast(void)
 	if (bc_dev())
 		__tick_resume_broadcast(bc_dev());
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
-}
-
-static void __tick_resume_broadcast(struct clock_event_device *bc)
-{
-	clockevents_tick_resume(bc);
-	if (bc_periodic_mode()) {
-		if (!tick_bc_periodic_empty(&tick_bc))
-			bc_start_periodic(bc);
-		return;
-	}
-	if (!tick_bc_periodic_empty(&tick_bc))
-		clockevents_switch_state(bc, CLOCK_EVT_STATE_ONESHOT);
-	/* Anybody still relying on it gets it re-evaluated at once. */
-	tick_bc_retrigger(&tick_bc);
 }
 
 /* ------------------------------------------------------------ oneshot mode */
@@ -681,23 +675,6 @@ static ktime_t tick_get_next_period(void)
 	return next;
 }
 
-static void __tick_broadcast_switch_to_oneshot(void);
-
-/**
- * tick_broadcast_switch_to_oneshot - this CPU switches its tick to oneshot
- *
- * The first switch turns the broadcast to oneshot mode for good and hands
- * the CPUs waiting for periodic broadcast ticks over to it.
- */
-void tick_broadcast_switch_to_oneshot(void)
-{
-	unsigned long flags;
-
-	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	__tick_broadcast_switch_to_oneshot();
-	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
-}
-
 static void __tick_broadcast_switch_to_oneshot(void)
 {
 	struct clock_event_device *bc, *dev;
@@ -730,6 +707,21 @@ static void __tick_broadcast_switch_to_oneshot(void)
 	/* A device installed in oneshot mode: re-evaluate the sleepers. */
 	if (fresh && !from_periodic)
 		tick_bc_retrigger(&tick_bc);
+}
+
+/**
+ * tick_broadcast_switch_to_oneshot - this CPU switches its tick to oneshot
+ *
+ * The first switch turns the broadcast to oneshot mode for good and hands
+ * the CPUs waiting for periodic broadcast ticks over to it.
+ */
+void tick_broadcast_switch_to_oneshot(void)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	__tick_broadcast_switch_to_oneshot();
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 }
 
 /* Deep idle through this CPU's own wakeup device; -ENODEV if it has none. */
@@ -788,7 +780,10 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu)
  *
  * Return: for ENTER, 0 if the CPU may stop its local device, -EBUSY if it
  * must not (no broadcast, it runs the hrtimer broadcast, or its event is
- * being delivered). A refused ENTER needs no EXIT. EXIT returns 0.
+ * being delivered). A refused ENTER needs no EXIT. EXIT returns 0. Either
+ * called with interrupts enabled warns once and does nothing (-EBUSY).
+ * EXIT without ENTER does nothing. A CPU whose tick device keeps running
+ * in deep idle never gets here (tick_broadcast_oneshot_control()).
  */
 int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 {
@@ -796,7 +791,14 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 	unsigned int cpu = smp_processor_id();
 	int ret = 0;
 
-	lockdep_assert_irqs_disabled();
+	/*
+	 * With interrupts on, the broadcast interrupt could run its expiry
+	 * on this very CPU in the middle of this, and the local device could
+	 * fire while being stopped: refuse, loudly, and change nothing.
+	 */
+	if (WARN_ONCE(!irqs_disabled(), "tick_broadcast_%s() with interrupts enabled\n",
+		      state == TICK_BROADCAST_ENTER ? "enter" : "exit"))
+		return -EBUSY;
 	if (!tick_oneshot_wakeup_control(state, td, cpu))
 		return 0;
 	if (!READ_ONCE(tick_broadcast_device.evtdev))

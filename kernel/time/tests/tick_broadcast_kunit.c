@@ -19,6 +19,7 @@
 #include <linux/tick.h>
 
 #include "../tick-broadcast-core.h"
+#include "../tick-internal.h"
 
 #define NR_TEST_CPUS	8
 
@@ -589,6 +590,37 @@ static void b16_setup_resets_a_running_cpu(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.pending));
 }
 
+/* ------------------------------------------------------------ live, ours */
+
+/*
+ * ours: the public API called with interrupts enabled warns once and
+ * changes nothing, instead of racing with the broadcast interrupt.
+ */
+static void ours_live_enter_with_irqs_enabled_is_refused(struct kunit *test)
+{
+	struct clock_event_device *dev;
+	unsigned int cpu;
+	bool masked;
+	int ret;
+
+	preempt_disable();
+	cpu = smp_processor_id();
+	dev = __this_cpu_read(tick_cpu_device.evtdev);
+	if (!dev || !(dev->features & CLOCK_EVT_FEAT_C3STOP) || !tick_get_broadcast_device()->evtdev) {
+		preempt_enable();
+		kunit_skip(test, "no broadcast needed on this CPU");
+	}
+	kunit_info(test, "a WARNING about interrupts enabled is expected\n");
+	ret = tick_broadcast_enter();
+	masked = cpumask_test_cpu(cpu, tick_get_broadcast_oneshot_mask());
+	tick_broadcast_exit();
+	preempt_enable();
+
+	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
+	KUNIT_EXPECT_FALSE(test, masked);
+	KUNIT_EXPECT_FALSE(test, clockevent_state_shutdown(dev));
+}
+
 /* ------------------------------------------------------------ random model */
 
 enum model_state { M_AWAKE, M_ASLEEP, M_WOKEN, M_FORCED, M_OFFLINE };
@@ -852,6 +884,7 @@ static struct kunit_case tick_broadcast_core_cases[] = {
 	KUNIT_CASE(b67_offline_clears_every_trace),
 	KUNIT_CASE(b69_r10_pull_moves_the_hrtimer_and_unforces),
 	KUNIT_CASE(b16_setup_resets_a_running_cpu),
+	KUNIT_CASE(ours_live_enter_with_irqs_enabled_is_refused),
 	KUNIT_CASE(random_model_8_cpus),
 	KUNIT_CASE(random_model_64_cpus),
 	{}

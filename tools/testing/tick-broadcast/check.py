@@ -108,6 +108,15 @@ def cmd_check(args):
 		emit(tb.kunit(tree))
 		for n in names:
 			emit([scenarios.run(tb, n, tree, outroot)])
+	if args.quick:
+		names = []
+	else:
+		names = scenarios.DEBUG_SCENARIOS
+	for tree in tb.TREES if names else ():
+		tb.build(tree, 'debug')
+		emit(tb.kunit(tree, 'debug'))
+		for n in names:
+			emit([scenarios.run(tb, n, tree, outroot, variant='debug')])
 	passed = sum(1 for r in rows if r[1] == 'pass')
 	failed = sum(1 for r in rows if r[1] == 'fail')
 	skipped = sum(1 for r in rows if r[1] == 'skip')

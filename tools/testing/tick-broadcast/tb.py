@@ -188,7 +188,7 @@ def desired_files(tree, pristine):
 			continue
 		with tempfile.TemporaryDirectory() as tmp:
 			target = Path(tmp) / dst
-			target.parent.mkdir(parents=True)
+			target.parent.mkdir(parents=True, exist_ok=True)
 			if dst in want:
 				target.write_bytes(want[dst])
 			elif (pristine / dst).exists():
@@ -328,12 +328,27 @@ def qemu_cmd(kernel, initrd, append, console, data, smp=4, cpu='qemu64', extra=(
 		'-kernel', str(kernel), '-initrd', str(initrd), '-append', append,
 		'-chardev', f'file,id=con,path={console}', '-serial', 'chardev:con',
 		'-chardev', f'file,id=data,path={data}', '-serial', 'chardev:data',
-		'-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04'] + list(extra)
+		'-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04',
+		'-monitor', f'unix:{Path(console).parent / "monitor.sock"},server,nowait'] + list(extra)
 
 
 GUEST_DONE = 99		# init writes 0x31 to isa-debug-exit: 0x31 * 2 + 1
 STALLED = re.compile(r'detected stalls? on CPU|soft lockup|hard LOCKUP|Kernel panic')
 QUIET_LIMIT = 30	# seconds without a byte on console or data channel
+SUSPEND_ENTRY = 'PM: suspend entry (s2idle)'
+
+
+def monitor(sock, command):
+	"""Send one command to the QEMU human monitor at sock."""
+	import socket
+	try:
+		with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+			s.settimeout(5)
+			s.connect(str(sock))
+			s.sendall(command.encode() + b'\n')
+			time.sleep(0.2)
+	except OSError as e:
+		log(f'monitor {sock}: {e}')
 
 
 def watch(cmd, console, data, timeout):
@@ -348,6 +363,7 @@ def watch(cmd, console, data, timeout):
 	t0 = last = time.time()
 	size = -1
 	status = None
+	woken = 0
 	while status is None:
 		try:
 			rc = proc.wait(timeout=0.5)
@@ -359,6 +375,11 @@ def watch(cmd, console, data, timeout):
 		if cur != size:
 			size, last = cur, now
 		text = console.read_text(errors='replace') if console.exists() else ''
+		# Suspend to idle: press a key (a wakeup source) 2 s after entry.
+		entries = text.count(SUSPEND_ENTRY)
+		if entries > woken and now - last > 2:
+			woken = entries
+			monitor(console.parent / 'monitor.sock', 'sendkey a')
 		if STALLED.search(text):
 			status = f'stall ({STALLED.search(text).group(0)} after {now - t0:.0f} s)'
 		elif now - last > QUIET_LIMIT:
