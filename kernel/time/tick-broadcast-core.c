@@ -150,6 +150,8 @@
 
 #include <linux/bitmap.h>
 #include <linux/bug.h>
+#include <linux/clockchips.h>
+#include <linux/cpumask.h>
 #include <linux/errno.h>
 #include <linux/minmax.h>
 #include <linux/string.h>
@@ -194,6 +196,52 @@ static void force_clear(struct tick_bc *bc, unsigned int cpu)
 }
 
 /**
+ * tick_bc_device_eligible - may @dev become the broadcast device
+ * @cur:	the current broadcast device, or NULL
+ * @dev:	the candidate
+ * @oneshot:	the broadcast runs in oneshot mode
+ *
+ * It must keep running in deep idle and serve every CPU (not C3STOP, not
+ * PERCPU, not a DUMMY placeholder), support oneshot mode once that is in
+ * use, and rate strictly higher than @cur.
+ *
+ * Return: true if @dev should replace @cur.
+ */
+bool tick_bc_device_eligible(const struct clock_event_device *cur,
+			     const struct clock_event_device *dev, bool oneshot)
+{
+	if (dev->features & (CLOCK_EVT_FEAT_DUMMY | CLOCK_EVT_FEAT_PERCPU |
+			     CLOCK_EVT_FEAT_C3STOP))
+		return false;
+	if (oneshot && !(dev->features & CLOCK_EVT_FEAT_ONESHOT))
+		return false;
+	return !cur || dev->rating > cur->rating;
+}
+
+/**
+ * tick_bc_wakeup_eligible - may @dev become @cpu's oneshot wakeup device
+ * @cur:	@cpu's current wakeup device, or NULL
+ * @dev:	the candidate
+ * @cpu:	the CPU registering it
+ *
+ * A per-CPU oneshot device of @cpu alone that keeps running in deep idle
+ * and rates strictly higher than @cur wakes @cpu instead of the broadcast.
+ *
+ * Return: true if @dev should replace @cur.
+ */
+bool tick_bc_wakeup_eligible(const struct clock_event_device *cur,
+			     const struct clock_event_device *dev, unsigned int cpu)
+{
+	const unsigned int want = CLOCK_EVT_FEAT_PERCPU | CLOCK_EVT_FEAT_ONESHOT;
+
+	if (dev->features & (CLOCK_EVT_FEAT_DUMMY | CLOCK_EVT_FEAT_C3STOP))
+		return false;
+	if ((dev->features & want) != want || !cpumask_equal(dev->cpumask, cpumask_of(cpu)))
+		return false;
+	return !cur || dev->rating > cur->rating;
+}
+
+/**
  * tick_bc_init - set up an instance with no CPU relying on broadcast
  * @bc:		the instance
  * @ops:	device operations
@@ -209,7 +257,7 @@ void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 		  struct timerqueue_node *sleep, unsigned long *masks,
 		  const unsigned long *online)
 {
-	unsigned int longs = max(stride, (unsigned int)BITS_TO_LONGS(nr_cpus)), cpu;
+	unsigned int longs = max_t(unsigned int, stride, BITS_TO_LONGS(nr_cpus)), cpu;
 
 	*bc = (struct tick_bc) {
 		.ops = ops,

@@ -114,6 +114,13 @@ struct tick_bc {
 /* Bitmaps of one instance: on, periodic, oneshot, pending, force. */
 #define TICK_BC_NR_MASKS	5
 
+struct clock_event_device;
+
+bool tick_bc_device_eligible(const struct clock_event_device *cur,
+			     const struct clock_event_device *dev, bool oneshot);
+bool tick_bc_wakeup_eligible(const struct clock_event_device *cur,
+			     const struct clock_event_device *dev, unsigned int cpu);
+
 void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 		  unsigned int nr_cpus, unsigned int stride,
 		  struct timerqueue_node *sleep, unsigned long *masks,

@@ -17,7 +17,7 @@
 
 #include "tick-internal.h"
 
-static struct hrtimer bctimer;
+static struct hrtimer bc_timer;
 
 /*
  * Only try: the callback may be spinning on tick_broadcast_lock, which
@@ -25,7 +25,7 @@ static struct hrtimer bctimer;
  */
 static int bc_hrtimer_shutdown(struct clock_event_device *dev)
 {
-	hrtimer_try_to_cancel(&bctimer);
+	hrtimer_try_to_cancel(&bc_timer);
 	return 0;
 }
 
@@ -36,8 +36,8 @@ static int bc_hrtimer_shutdown(struct clock_event_device *dev)
  */
 static int bc_hrtimer_set_next(ktime_t expires, struct clock_event_device *dev)
 {
-	hrtimer_start(&bctimer, expires, HRTIMER_MODE_ABS_PINNED_HARD);
-	WRITE_ONCE(dev->bound_on, bctimer.base->cpu_base->cpu);
+	hrtimer_start(&bc_timer, expires, HRTIMER_MODE_ABS_PINNED_HARD);
+	WRITE_ONCE(dev->bound_on, bc_timer.base->cpu_base->cpu);
 	return 0;
 }
 
@@ -72,7 +72,7 @@ static enum hrtimer_restart bc_handler(struct hrtimer *timer)
  */
 void tick_setup_hrtimer_broadcast(void)
 {
-	hrtimer_init(&bctimer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
-	bctimer.function = bc_handler;
+	hrtimer_init(&bc_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
+	bc_timer.function = bc_handler;
 	clockevents_register_device(&bc_hrtimer_dev);
 }

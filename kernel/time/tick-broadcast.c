@@ -192,34 +192,11 @@ int tick_broadcast_update_freq(struct clock_event_device *dev, u32 freq)
 
 /* ------------------------------------------------------------ installation */
 
-static bool bc_eligible(struct clock_event_device *cur, struct clock_event_device *dev)
-{
-	if (dev->features & (CLOCK_EVT_FEAT_DUMMY | CLOCK_EVT_FEAT_PERCPU |
-			     CLOCK_EVT_FEAT_C3STOP))
-		return false;
-	if (!bc_periodic_mode() && !(dev->features & CLOCK_EVT_FEAT_ONESHOT))
-		return false;
-	return !cur || dev->rating > cur->rating;
-}
-
 #ifdef CONFIG_TICK_ONESHOT
 static void tick_oneshot_wakeup_handler(struct clock_event_device *wd)
 {
 	/* An early wakeup whose tick was reprogrammed since is harmless. */
 	tick_receive_broadcast();
-}
-
-static bool wakeup_dev_eligible(struct clock_event_device *cur,
-				struct clock_event_device *dev, int cpu)
-{
-	if (dev->features & (CLOCK_EVT_FEAT_DUMMY | CLOCK_EVT_FEAT_C3STOP))
-		return false;
-	if ((dev->features & (CLOCK_EVT_FEAT_PERCPU | CLOCK_EVT_FEAT_ONESHOT)) !=
-	    (CLOCK_EVT_FEAT_PERCPU | CLOCK_EVT_FEAT_ONESHOT))
-		return false;
-	if (!cpumask_equal(dev->cpumask, cpumask_of(cpu)))
-		return false;
-	return !cur || dev->rating > cur->rating;
 }
 
 /* Exchange @cpu's oneshot wakeup device for @dev (NULL: release it). */
@@ -235,13 +212,20 @@ static void wakeup_dev_set(struct clock_event_device *dev, int cpu)
 
 static bool wakeup_dev_offer(struct clock_event_device *dev, int cpu)
 {
-	if (!wakeup_dev_eligible(per_cpu(tick_oneshot_wakeup_device, cpu), dev, cpu))
+	if (!tick_bc_wakeup_eligible(per_cpu(tick_oneshot_wakeup_device, cpu), dev, cpu))
 		return false;
 	if (!try_module_get(dev->owner))
 		return false;
 	wakeup_dev_set(dev, cpu);
 	return true;
 }
+
+#else
+static bool wakeup_dev_offer(struct clock_event_device *dev, int cpu)
+{
+	return false;
+}
+#endif
 
 /**
  * tick_get_wakeup_device - a CPU's oneshot wakeup device
@@ -252,19 +236,12 @@ static bool wakeup_dev_offer(struct clock_event_device *dev, int cpu)
  */
 const struct clock_event_device *tick_get_wakeup_device(int cpu)
 {
+#ifdef CONFIG_TICK_ONESHOT
 	return per_cpu(tick_oneshot_wakeup_device, cpu);
-}
 #else
-static bool wakeup_dev_offer(struct clock_event_device *dev, int cpu)
-{
-	return false;
-}
-
-const struct clock_event_device *tick_get_wakeup_device(int cpu)
-{
 	return NULL;
-}
 #endif
+}
 
 /*
  * Called with the lock held. Return: true if @dev became the broadcast
@@ -277,7 +254,8 @@ static bool bc_install(struct clock_event_device *dev, int cpu,
 
 	if (wakeup_dev_offer(dev, cpu))
 		return false;
-	if (!bc_eligible(cur, dev) || !try_module_get(dev->owner))
+	if (!tick_bc_device_eligible(cur, dev, !bc_periodic_mode()) ||
+	    !try_module_get(dev->owner))
 		return false;
 
 	__clockevents_exchange_device(cur, dev);

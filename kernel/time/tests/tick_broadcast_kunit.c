@@ -14,6 +14,8 @@
 
 #include <kunit/test.h>
 #include <linux/bitmap.h>
+#include <linux/clockchips.h>
+#include <linux/cpumask.h>
 #include <linux/ktime.h>
 #include <linux/prandom.h>
 #include <linux/tick.h>
@@ -112,6 +114,84 @@ static bool woken(struct fake *f, unsigned int cpu)
 static unsigned int nr_woken(struct fake *f)
 {
 	return bitmap_weight(f->wake, f->nr);
+}
+
+/* ------------------------------------------------------------ devices */
+
+#define F_ONESHOT	CLOCK_EVT_FEAT_ONESHOT
+#define F_PERIODIC	CLOCK_EVT_FEAT_PERIODIC
+
+struct eligible_case {
+	const char	*what;
+	unsigned int	features;
+	int		rating;
+	int		cur_rating;	/* -1: no current device */
+	bool		oneshot;
+	bool		want;
+};
+
+static const struct eligible_case bc_eligible_cases[] = {
+	{ "b1/b5 first device, rating 0", F_PERIODIC, 0, -1, false, true },
+	{ "b3 C3STOP", F_ONESHOT | CLOCK_EVT_FEAT_C3STOP, 300, -1, false, false },
+	{ "b3 PERCPU", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 300, -1, false, false },
+	{ "b3 DUMMY", CLOCK_EVT_FEAT_DUMMY, 300, -1, false, false },
+	{ "b4 periodic-only, oneshot mode", F_PERIODIC, 300, 50, true, false },
+	{ "b4 periodic-only, periodic mode", F_PERIODIC, 300, 50, false, true },
+	{ "b5 equal rating keeps current", F_ONESHOT, 50, 50, true, false },
+	{ "b5 lower rating", F_ONESHOT, 10, 50, true, false },
+	{ "b5 higher rating", F_ONESHOT, 51, 50, true, true },
+	{ "b14 real device replaces bc_hrtimer", F_ONESHOT, 1, 0, true, true },
+};
+
+static void b1_5_broadcast_device_eligibility(struct kunit *test)
+{
+	struct clock_event_device cur = { }, dev = { };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bc_eligible_cases); i++) {
+		const struct eligible_case *c = &bc_eligible_cases[i];
+
+		cur.rating = c->cur_rating;
+		dev.features = c->features;
+		dev.rating = c->rating;
+		KUNIT_EXPECT_EQ_MSG(test, tick_bc_device_eligible(c->cur_rating < 0 ? NULL : &cur,
+								  &dev, c->oneshot),
+				    c->want, "%s", c->what);
+	}
+}
+
+static const struct eligible_case wakeup_eligible_cases[] = {
+	{ "b2 per-CPU oneshot device", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 100, -1, 0, true },
+	{ "b2 not PERCPU", F_ONESHOT, 100, -1, 0, false },
+	{ "b2 not ONESHOT", F_PERIODIC | CLOCK_EVT_FEAT_PERCPU, 100, -1, 0, false },
+	{ "b2 C3STOP", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU | CLOCK_EVT_FEAT_C3STOP, 100, -1, 0,
+	  false },
+	{ "b2 DUMMY", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU | CLOCK_EVT_FEAT_DUMMY, 100, -1, 0,
+	  false },
+	{ "b2 equal rating", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 100, 100, 0, false },
+	{ "b2 higher rating", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 101, 100, 0, true },
+};
+
+static void b2_wakeup_device_eligibility(struct kunit *test)
+{
+	struct clock_event_device cur = { }, dev = { .cpumask = cpumask_of(0) };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(wakeup_eligible_cases); i++) {
+		const struct eligible_case *c = &wakeup_eligible_cases[i];
+
+		cur.rating = c->cur_rating;
+		dev.features = c->features;
+		dev.rating = c->rating;
+		KUNIT_EXPECT_EQ_MSG(test, tick_bc_wakeup_eligible(c->cur_rating < 0 ? NULL : &cur,
+								  &dev, 0),
+				    c->want, "%s", c->what);
+	}
+	/* Its cpumask must be exactly the registering CPU. */
+	dev.features = F_ONESHOT | CLOCK_EVT_FEAT_PERCPU;
+	dev.cpumask = cpu_possible_mask;
+	if (num_possible_cpus() > 1)
+		KUNIT_EXPECT_FALSE(test, tick_bc_wakeup_eligible(NULL, &dev, 0));
 }
 
 /* ------------------------------------------------------------ control */
@@ -606,7 +686,8 @@ static void ours_live_enter_with_irqs_enabled_is_refused(struct kunit *test)
 	preempt_disable();
 	cpu = smp_processor_id();
 	dev = __this_cpu_read(tick_cpu_device.evtdev);
-	if (!dev || !(dev->features & CLOCK_EVT_FEAT_C3STOP) || !tick_get_broadcast_device()->evtdev) {
+	if (!dev || !(dev->features & CLOCK_EVT_FEAT_C3STOP) ||
+	    !tick_get_broadcast_device()->evtdev) {
 		preempt_enable();
 		kunit_skip(test, "no broadcast needed on this CPU");
 	}
@@ -647,13 +728,26 @@ static u32 sim_rand(struct sim *s, u32 n)
 	return prandom_u32_state(&s->rnd) % n;
 }
 
-#define SIM_CHECK(s, cond, fmt, ...)						\
-	do {									\
-		if (!(s)->failed && !(cond)) {					\
-			(s)->failed = true;					\
-			KUNIT_FAIL((s)->test, "step %lu, now %lld: " fmt,	\
-				   (s)->steps, (s)->now, ##__VA_ARGS__);	\
-		}								\
+static __printf(2, 3) void sim_fail(struct sim *s, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	if (s->failed)
+		return;
+	s->failed = true;
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	KUNIT_FAIL(s->test, "step %lu, now %lld: %pV", s->steps, s->now, &vaf);
+	va_end(args);
+}
+
+/* Report only the first failure of a run: the rest follow from it. */
+#define SIM_CHECK(s, cond, ...)				\
+	do {						\
+		if (!(cond))				\
+			sim_fail(s, __VA_ARGS__);	\
 	} while (0)
 
 /* I1..I5 of the design comment, and the core agrees with the model. */
@@ -757,7 +851,8 @@ static void sim_exit(struct sim *s, unsigned int cpu)
 	switch (m->state) {
 	case M_ASLEEP:
 		if (wakeup != KTIME_MAX && wakeup <= s->now && s->f->bc.armed <= s->now) {
-			SIM_CHECK(s, act == TICK_BC_EXIT_RESUME, "CPU%u: expired exit %d", cpu, act);
+			SIM_CHECK(s, act == TICK_BC_EXIT_RESUME,
+				  "CPU%u: expired exit %d", cpu, act);
 			m->state = M_FORCED;
 			s->forced++;
 		} else {
@@ -789,6 +884,13 @@ static void sim_hotplug(struct sim *s, unsigned int cpu)
 	}
 }
 
+/* A better device replaces the current one. */
+static void sim_replace_device(struct sim *s)
+{
+	tick_bc_set_device(&s->f->bc, true, false);
+	tick_bc_retrigger(&s->f->bc);
+}
+
 static void sim_step(struct sim *s)
 {
 	unsigned int cpu = sim_rand(s, s->f->nr);
@@ -804,11 +906,8 @@ static void sim_step(struct sim *s)
 		s->now += sim_rand(s, 300);
 	else if (op < 97)
 		sim_hotplug(s, cpu);
-	else if (op < 98) {
-		/* A better device replaces the current one. */
-		tick_bc_set_device(&s->f->bc, true, false);
-		tick_bc_retrigger(&s->f->bc);
-	}
+	else if (op < 98)
+		sim_replace_device(s);
 
 	/*
 	 * An armed device fires once its time has come, on an awake CPU,
@@ -852,6 +951,8 @@ static void random_model_64_cpus(struct kunit *test)
 }
 
 static struct kunit_case tick_broadcast_core_cases[] = {
+	KUNIT_CASE(b1_5_broadcast_device_eligibility),
+	KUNIT_CASE(b2_wakeup_device_eligibility),
 	KUNIT_CASE(b20_mode_is_a_one_way_latch),
 	KUNIT_CASE(b24_26_on_off_report_mask_edges),
 	KUNIT_CASE(b30_force_is_global_and_irrevocable),

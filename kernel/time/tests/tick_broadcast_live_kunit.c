@@ -136,10 +136,11 @@ static void live_enter_exit(struct kunit *test)
 		}
 		conclusive = live_sample(&lc, &ls);
 		local_irq_restore(flags);
-		udelay(100);
+		usleep_range(100, 200);
 	}
 
-	KUNIT_ASSERT_TRUE_MSG(test, conclusive, "no conclusive sample in %d tries, last: ret %d, armed in time %d",
+	KUNIT_ASSERT_TRUE_MSG(test, conclusive,
+			      "no conclusive sample in %d tries, last: ret %d, armed in time %d",
 			      i, ls.ret, ls.armed_in_time);
 	KUNIT_EXPECT_TRUE(test, ls.masked_in);
 	KUNIT_EXPECT_TRUE(test, ls.stopped);

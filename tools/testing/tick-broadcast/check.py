@@ -70,6 +70,25 @@ def kerneldoc(tb):
 	return rows
 
 
+NONSTATIC_DEF = re.compile(r'^(?!static\b)(?:[a-z_][\w \*]*?)\b(\w+)\([^;{]*\)\n\{', re.M)
+
+
+def kerneldoc_coverage(tb):
+	"""Every non-static function of our kernel code has a kernel-doc comment."""
+	rows = []
+	for rel in [p for p in c_sources(tb) if '/tests/' not in p]:
+		text = (tb.REPO / rel).read_text()
+		missing = []
+		for m in NONSTATIC_DEF.finditer(text):
+			before = text[:m.start()].rstrip()
+			block = before[before.rfind('/*'):] if before.endswith('*/') else ''
+			if not block.startswith('/**') or f' {m.group(1)} - ' not in block.split('\n')[1]:
+				missing.append(m.group(1))
+		rows.append((f'static/kernel-doc-coverage/{rel}', 'fail' if missing else 'pass',
+			     'no kernel-doc: ' + ', '.join(missing)))
+	return rows
+
+
 def sparse_w1(tb, tree):
 	"""sparse (C=2) and W=1 on the objects of our C files, in tree's build."""
 	src = tb.tree_dir(tree)
@@ -97,8 +116,10 @@ def cmd_check(args):
 			      flush=True)
 		rows.extend(new)
 
+	metrics = {}
 	emit(checkpatch(tb))
 	emit(kerneldoc(tb))
+	emit(kerneldoc_coverage(tb))
 	names = ['hpet-irqoff'] if args.quick else list(scenarios.SCENARIOS)
 	outroot = tb.CACHE / 'runs' / 'check'
 	for tree in tb.TREES:
@@ -107,7 +128,10 @@ def cmd_check(args):
 			emit(sparse_w1(tb, tree))
 		emit(tb.kunit(tree))
 		for n in names:
-			emit([scenarios.run(tb, n, tree, outroot)])
+			row = scenarios.run(tb, n, tree, outroot)
+			metrics[(n, tree)] = row[4]
+			emit([row])
+	emit([scenarios.compare(n, metrics[(n, 'ours')], metrics[(n, 'base')]) for n in names])
 	if args.quick:
 		names = []
 	else:

@@ -281,11 +281,27 @@ def run(tb, name, tree, outroot, seed=1, variant=''):
 	shutil.rmtree(out, ignore_errors=True)
 	status, con, data, secs = tb.boot_scenario(kernel, sc, out, seed)
 	timing = not variant
-	checks, _ = verdict(sc, status, con, data, timing)
+	checks, m = verdict(sc, status, con, data, timing)
 	(out / 'report.txt').write_text(report(tree, sc, status, con, data, secs, timing) + '\n')
 	bad = [f'{c}: {d}' for c, ok, d in checks if not ok]
 	detail = '; '.join(bad) if bad else f'{secs:.0f} s'
-	return (f'scenario/{label}/{tree}', 'fail' if bad else 'pass', detail, out)
+	return (f'scenario/{label}/{tree}', 'fail' if bad else 'pass', detail, out, m)
+
+
+# Ours against the base in the same check run: single runs on this testbed
+# scatter by 2-5x, so only a gross regression fails.
+CMP_FACTOR = 3
+CMP_SLACK_US = 10000
+
+
+def compare(name, ours, base):
+	"""A test row: ours is no worse than the base (metrics of one boot each)."""
+	if 'bc' not in ours or 'bc' not in base:
+		return (f'compare/{name}', 'fail', 'a run has no lateness results')
+	o, b = ours['bc']['p99'], base['bc']['p99']
+	bound = CMP_FACTOR * b + CMP_SLACK_US
+	return (f'compare/{name}', 'pass' if o <= bound else 'fail',
+		f'p99 ours {o:.0f} us, base {b:.0f} us, bound {bound:.0f} us')
 
 
 def cmd_scenario(args):
