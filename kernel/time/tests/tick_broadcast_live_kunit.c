@@ -91,9 +91,10 @@ struct live_sample {
 /*
  * One ENTER/EXIT pair. The broadcast device's expiry is read without the
  * broadcast lock: if its interrupt is being handled on another CPU right
- * then, the value may be in flux. Return: false if the sample is not
- * conclusive (that, or this CPU's event expired meanwhile, or ENTER was
- * refused for a forced CPU).
+ * then, the value may be in flux, and if this CPU's event expires before
+ * the check, the device may rightly have moved on. Return: true if the
+ * device was armed in time for this CPU's future event; a correct
+ * implementation gets there within a few tries, a broken one never.
  */
 static bool live_sample(struct live_cpu *lc, struct live_sample *ls)
 {
@@ -110,7 +111,7 @@ static bool live_sample(struct live_cpu *lc, struct live_sample *ls)
 	ls->masked_out = in_oneshot_mask(lc->cpu);
 	ls->restarted = clockevent_state_oneshot(lc->local);
 
-	return ls->ret == 0 && (ls->armed_in_time || local_next <= ktime_get());
+	return ls->ret == 0 && ls->armed_in_time && local_next > ktime_get();
 }
 
 /*
@@ -140,11 +141,10 @@ static void live_enter_exit(struct kunit *test)
 	}
 
 	KUNIT_ASSERT_TRUE_MSG(test, conclusive,
-			      "no conclusive sample in %d tries, last: ret %d, armed in time %d",
+			      "broadcast not armed in time in %d tries, last: ret %d, armed in time %d",
 			      i, ls.ret, ls.armed_in_time);
 	KUNIT_EXPECT_TRUE(test, ls.masked_in);
 	KUNIT_EXPECT_TRUE(test, ls.stopped);
-	KUNIT_EXPECT_TRUE(test, ls.armed_in_time);
 	KUNIT_EXPECT_FALSE(test, ls.masked_out);
 	KUNIT_EXPECT_TRUE(test, ls.restarted);
 }
