@@ -10,8 +10,9 @@
  * local tick devices, IPIs, hotplug, suspend and /proc/timer_list.
  *
  * Locking: tick_broadcast_lock, a raw spinlock, nests inside
- * clockevents_lock and outside jiffies_lock, the hrtimer base lock (the
- * hrtimer pseudo device) and the irq descriptor lock (DYNIRQ affinity).
+ * clockevents_lock and outside the hrtimer base lock (the hrtimer pseudo
+ * device) and the irq descriptor lock (DYNIRQ affinity). The next period
+ * is read through jiffies_seq, without jiffies_lock.
  * Wake IPIs are sent after it is dropped. A CPU's own local device is
  * only touched on that CPU, with interrupts disabled.
  */
@@ -30,13 +31,13 @@
 #include "tick-broadcast-core.h"
 #include "tick-internal.h"
 
-static struct tick_device tick_broadcast_device;
+static struct tick_device bc_tickdev;
 static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(tick_broadcast_lock);
 static struct tick_bc tick_bc;
 static DEFINE_PER_CPU(cpumask_var_t, tick_bc_wake);
 
 #ifdef CONFIG_TICK_ONESHOT
-static DEFINE_PER_CPU(struct clock_event_device *, tick_oneshot_wakeup_device);
+static DEFINE_PER_CPU(struct clock_event_device *, tick_wakeup_dev);
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev);
 static void tick_broadcast_setup_oneshot(struct clock_event_device *bc);
 #else
@@ -45,7 +46,7 @@ static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bc) {
 
 static struct clock_event_device *bc_dev(void)
 {
-	return tick_broadcast_device.evtdev;
+	return bc_tickdev.evtdev;
 }
 
 static bool bc_is_hrtimer(struct clock_event_device *bc)
@@ -55,7 +56,7 @@ static bool bc_is_hrtimer(struct clock_event_device *bc)
 
 static bool bc_periodic_mode(void)
 {
-	return tick_broadcast_device.mode == TICKDEV_MODE_PERIODIC;
+	return bc_tickdev.mode == TICKDEV_MODE_PERIODIC;
 }
 
 /* ------------------------------------------------------------ the device */
@@ -118,19 +119,19 @@ static void bc_run_local_handler(void)
 	dev->event_handler(dev);
 }
 
-static void err_broadcast(const struct cpumask *mask)
+static void bc_ipi_missing(const struct cpumask *mask)
 {
 	pr_crit_once("Failed to broadcast timer tick. Some CPUs may be unresponsive.\n");
 }
 
-static void tick_device_setup_broadcast_func(struct clock_event_device *dev)
+static void local_dev_set_broadcast_fn(struct clock_event_device *dev)
 {
 	if (!dev->broadcast)
 		dev->broadcast = tick_broadcast;
 	if (!dev->broadcast) {
 		pr_warn_once("%s depends on broadcast, but no broadcast function available\n",
 			     dev->name);
-		dev->broadcast = err_broadcast;
+		dev->broadcast = bc_ipi_missing;
 	}
 }
 
@@ -143,7 +144,7 @@ static void tick_device_setup_broadcast_func(struct clock_event_device *dev)
  */
 struct tick_device *tick_get_broadcast_device(void)
 {
-	return &tick_broadcast_device;
+	return &bc_tickdev;
 }
 
 /**
@@ -202,17 +203,17 @@ static void tick_oneshot_wakeup_handler(struct clock_event_device *wd)
 /* Exchange @cpu's oneshot wakeup device for @dev (NULL: release it). */
 static void wakeup_dev_set(struct clock_event_device *dev, int cpu)
 {
-	struct clock_event_device *cur = per_cpu(tick_oneshot_wakeup_device, cpu);
+	struct clock_event_device *cur = per_cpu(tick_wakeup_dev, cpu);
 
 	if (dev)
 		dev->event_handler = tick_oneshot_wakeup_handler;
 	clockevents_exchange_device(cur, dev);
-	per_cpu(tick_oneshot_wakeup_device, cpu) = dev;
+	per_cpu(tick_wakeup_dev, cpu) = dev;
 }
 
 static bool wakeup_dev_offer(struct clock_event_device *dev, int cpu)
 {
-	if (!tick_bc_wakeup_eligible(per_cpu(tick_oneshot_wakeup_device, cpu), dev, cpu))
+	if (!tick_bc_wakeup_eligible(per_cpu(tick_wakeup_dev, cpu), dev, cpu))
 		return false;
 	if (!try_module_get(dev->owner))
 		return false;
@@ -237,7 +238,7 @@ static bool wakeup_dev_offer(struct clock_event_device *dev, int cpu)
 const struct clock_event_device *tick_get_wakeup_device(int cpu)
 {
 #ifdef CONFIG_TICK_ONESHOT
-	return per_cpu(tick_oneshot_wakeup_device, cpu);
+	return per_cpu(tick_wakeup_dev, cpu);
 #else
 	return NULL;
 #endif
@@ -261,7 +262,7 @@ static bool bc_install(struct clock_event_device *dev, int cpu,
 	__clockevents_exchange_device(cur, dev);
 	if (cur)
 		cur->event_handler = clockevents_handle_noop;
-	WRITE_ONCE(tick_broadcast_device.evtdev, dev);
+	WRITE_ONCE(bc_tickdev.evtdev, dev);
 	tick_bc_set_device(&tick_bc, true, bc_is_hrtimer(dev));
 	if (!tick_bc_periodic_empty(&tick_bc))
 		bc_start_periodic(dev);
@@ -316,7 +317,7 @@ static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 
 	if (!tick_device_is_functional(dev)) {
 		dev->event_handler = tick_handle_periodic;
-		tick_device_setup_broadcast_func(dev);
+		local_dev_set_broadcast_fn(dev);
 		tick_bc_set_periodic(&tick_bc, cpu, true);
 		if (bc_periodic_mode())
 			bc_start_periodic(bc);
@@ -326,7 +327,7 @@ static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 	}
 
 	if (dev->features & CLOCK_EVT_FEAT_C3STOP)
-		tick_device_setup_broadcast_func(dev);
+		local_dev_set_broadcast_fn(dev);
 	if (!(dev->features & CLOCK_EVT_FEAT_C3STOP) || !test_bit(cpu, tick_bc.on))
 		tick_bc_set_periodic(&tick_bc, cpu, false);
 
@@ -491,7 +492,7 @@ void tick_broadcast_offline(unsigned int cpu)
 	raw_spin_lock(&tick_broadcast_lock);
 	bc = bc_dev();
 #ifdef CONFIG_TICK_ONESHOT
-	if (per_cpu(tick_oneshot_wakeup_device, cpu))
+	if (per_cpu(tick_wakeup_dev, cpu))
 		wakeup_dev_set(NULL, cpu);
 #endif
 	tick_bc_offline(&tick_bc, cpu);
@@ -643,13 +644,16 @@ static void tick_broadcast_setup_oneshot(struct clock_event_device *bc)
 	tick_bc_retrigger(&tick_bc);
 }
 
+/* The next periodic tick; written under jiffies_seq by the tick code. */
 static ktime_t tick_get_next_period(void)
 {
+	unsigned int seq;
 	ktime_t next;
 
-	raw_spin_lock(&jiffies_lock);
-	next = tick_next_period;
-	raw_spin_unlock(&jiffies_lock);
+	do {
+		seq = read_seqcount_begin(&jiffies_seq);
+		next = tick_next_period;
+	} while (read_seqcount_retry(&jiffies_seq, seq));
 	return next;
 }
 
@@ -663,7 +667,7 @@ static void __tick_broadcast_switch_to_oneshot(void)
 	bc = bc_dev();
 	this_cpu = smp_processor_id();
 	from_periodic = bc_periodic_mode();
-	tick_broadcast_device.mode = TICKDEV_MODE_ONESHOT;
+	bc_tickdev.mode = TICKDEV_MODE_ONESHOT;
 
 	if (bc && bc->event_handler != tick_handle_oneshot_broadcast) {
 		fresh = true;
@@ -703,10 +707,10 @@ void tick_broadcast_switch_to_oneshot(void)
 }
 
 /* Deep idle through this CPU's own wakeup device; -ENODEV if it has none. */
-static int tick_oneshot_wakeup_control(enum tick_broadcast_state state,
+static int wakeup_dev_control(enum tick_broadcast_state state,
 				       struct tick_device *td, int cpu)
 {
-	struct clock_event_device *wd = per_cpu(tick_oneshot_wakeup_device, cpu);
+	struct clock_event_device *wd = per_cpu(tick_wakeup_dev, cpu);
 	struct clock_event_device *dev = td->evtdev;
 
 	if (td->mode != TICKDEV_MODE_ONESHOT || !wd)
@@ -777,9 +781,9 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 	if (WARN_ONCE(!irqs_disabled(), "tick_broadcast_%s() with interrupts enabled\n",
 		      state == TICK_BROADCAST_ENTER ? "enter" : "exit"))
 		return -EBUSY;
-	if (!tick_oneshot_wakeup_control(state, td, cpu))
+	if (!wakeup_dev_control(state, td, cpu))
 		return 0;
-	if (!READ_ONCE(tick_broadcast_device.evtdev))
+	if (!READ_ONCE(bc_tickdev.evtdev))
 		return state == TICK_BROADCAST_ENTER ? -EBUSY : 0;
 
 	raw_spin_lock(&tick_broadcast_lock);
@@ -820,7 +824,7 @@ void hotplug_cpu__broadcast_tick_pull(int deadcpu)
  */
 int tick_broadcast_oneshot_active(void)
 {
-	return tick_broadcast_device.mode == TICKDEV_MODE_ONESHOT;
+	return bc_tickdev.mode == TICKDEV_MODE_ONESHOT;
 }
 
 /**
@@ -830,7 +834,7 @@ int tick_broadcast_oneshot_active(void)
  */
 bool tick_broadcast_oneshot_available(void)
 {
-	struct clock_event_device *bc = READ_ONCE(tick_broadcast_device.evtdev);
+	struct clock_event_device *bc = READ_ONCE(bc_tickdev.evtdev);
 
 	return bc && (bc->features & CLOCK_EVT_FEAT_ONESHOT);
 }
@@ -848,7 +852,7 @@ bool tick_broadcast_oneshot_available(void)
  */
 int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 {
-	struct clock_event_device *bc = READ_ONCE(tick_broadcast_device.evtdev);
+	struct clock_event_device *bc = READ_ONCE(bc_tickdev.evtdev);
 
 	return !bc || bc_is_hrtimer(bc) ? -EBUSY : 0;
 }
