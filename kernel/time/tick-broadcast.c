@@ -708,7 +708,7 @@ void tick_broadcast_switch_to_oneshot(void)
 
 /* Deep idle through this CPU's own wakeup device; -ENODEV if it has none. */
 static int wakeup_dev_control(enum tick_broadcast_state state,
-				       struct tick_device *td, int cpu)
+			      struct tick_device *td, int cpu)
 {
 	struct clock_event_device *wd = per_cpu(tick_wakeup_dev, cpu);
 	struct clock_event_device *dev = td->evtdev;

@@ -143,21 +143,32 @@ static const struct eligible_case bc_eligible_cases[] = {
 	{ "b14 real device replaces bc_hrtimer", F_ONESHOT, 1, 0, true, true },
 };
 
-static void b1_5_broadcast_device_eligibility(struct kunit *test)
+typedef bool (*eligible_fn)(const struct clock_event_device *cur,
+			    const struct clock_event_device *dev, bool oneshot);
+
+static void check_eligible(struct kunit *test, const struct eligible_case *cases,
+			   unsigned int n, eligible_fn eligible)
 {
-	struct clock_event_device cur = { }, dev = { };
+	struct clock_event_device cur = { }, dev = { .cpumask = cpumask_of(0) };
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(bc_eligible_cases); i++) {
-		const struct eligible_case *c = &bc_eligible_cases[i];
+	for (i = 0; i < n; i++) {
+		const struct clock_event_device *c = NULL;
 
-		cur.rating = c->cur_rating;
-		dev.features = c->features;
-		dev.rating = c->rating;
-		KUNIT_EXPECT_EQ_MSG(test, tick_bc_device_eligible(c->cur_rating < 0 ? NULL : &cur,
-								  &dev, c->oneshot),
-				    c->want, "%s", c->what);
+		if (cases[i].cur_rating >= 0)
+			c = &cur;
+		cur.rating = cases[i].cur_rating;
+		dev.features = cases[i].features;
+		dev.rating = cases[i].rating;
+		KUNIT_EXPECT_EQ_MSG(test, eligible(c, &dev, cases[i].oneshot), cases[i].want,
+				    "%s", cases[i].what);
 	}
+}
+
+static void b1_5_broadcast_device_eligibility(struct kunit *test)
+{
+	check_eligible(test, bc_eligible_cases, ARRAY_SIZE(bc_eligible_cases),
+		       tick_bc_device_eligible);
 }
 
 static const struct eligible_case wakeup_eligible_cases[] = {
@@ -172,24 +183,22 @@ static const struct eligible_case wakeup_eligible_cases[] = {
 	{ "b2 higher rating", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 101, 100, 0, true },
 };
 
+static bool wakeup_eligible_on_cpu0(const struct clock_event_device *cur,
+				    const struct clock_event_device *dev, bool unused)
+{
+	return tick_bc_wakeup_eligible(cur, dev, 0);
+}
+
 static void b2_wakeup_device_eligibility(struct kunit *test)
 {
-	struct clock_event_device cur = { }, dev = { .cpumask = cpumask_of(0) };
-	unsigned int i;
+	struct clock_event_device dev = {
+		.features = F_ONESHOT | CLOCK_EVT_FEAT_PERCPU,
+		.cpumask = cpu_possible_mask,
+	};
 
-	for (i = 0; i < ARRAY_SIZE(wakeup_eligible_cases); i++) {
-		const struct eligible_case *c = &wakeup_eligible_cases[i];
-
-		cur.rating = c->cur_rating;
-		dev.features = c->features;
-		dev.rating = c->rating;
-		KUNIT_EXPECT_EQ_MSG(test, tick_bc_wakeup_eligible(c->cur_rating < 0 ? NULL : &cur,
-								  &dev, 0),
-				    c->want, "%s", c->what);
-	}
+	check_eligible(test, wakeup_eligible_cases, ARRAY_SIZE(wakeup_eligible_cases),
+		       wakeup_eligible_on_cpu0);
 	/* Its cpumask must be exactly the registering CPU. */
-	dev.features = F_ONESHOT | CLOCK_EVT_FEAT_PERCPU;
-	dev.cpumask = cpu_possible_mask;
 	if (num_possible_cpus() > 1)
 		KUNIT_EXPECT_FALSE(test, tick_bc_wakeup_eligible(NULL, &dev, 0));
 }
