@@ -737,9 +737,9 @@ static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 	return ret;
 }
 
-static void bc_exit(struct clock_event_device *dev, unsigned int cpu)
+static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t now)
 {
-	switch (tick_bc_exit(&tick_bc, cpu, dev->next_event, ktime_get())) {
+	switch (tick_bc_exit(&tick_bc, cpu, dev->next_event, now)) {
 	case TICK_BC_EXIT_NONE:
 		break;
 	case TICK_BC_EXIT_RESUME:
@@ -771,7 +771,8 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 {
 	struct tick_device *td = this_cpu_ptr(&tick_cpu_device);
 	unsigned int cpu = smp_processor_id();
-	int ret = 0;
+	ktime_t now;
+	int ret;
 
 	/*
 	 * With interrupts on, the broadcast interrupt could run its expiry
@@ -786,13 +787,22 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 	if (!READ_ONCE(bc_tickdev.evtdev))
 		return state == TICK_BROADCAST_ENTER ? -EBUSY : 0;
 
-	raw_spin_lock(&tick_broadcast_lock);
-	if (state == TICK_BROADCAST_ENTER)
+	if (state == TICK_BROADCAST_ENTER) {
+		raw_spin_lock(&tick_broadcast_lock);
 		ret = bc_enter(td->evtdev, cpu);
-	else
-		bc_exit(td->evtdev, cpu);
+		raw_spin_unlock(&tick_broadcast_lock);
+		return ret;
+	}
+
+	/*
+	 * Read the clock before taking the lock, not under it: an earlier
+	 * "now" can only turn a force into a reprogram, which is always safe.
+	 */
+	now = ktime_get();
+	raw_spin_lock(&tick_broadcast_lock);
+	bc_exit(td->evtdev, cpu, now);
 	raw_spin_unlock(&tick_broadcast_lock);
-	return ret;
+	return 0;
 }
 
 #ifdef CONFIG_HOTPLUG_CPU
