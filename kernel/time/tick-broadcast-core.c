@@ -98,7 +98,7 @@
  *      CPU0 (broadcast irq)          CPU1
  *      lock; expire: pending(1)
  *      unlock
- *                                    lock; exit: pending -> RESUME
+ *                                    lock; exit: pending -> WOKEN
  *                                    (local device not reprogrammed)
  *                                    unlock
  *      IPI(1)  ------------------->  tick handler runs the expired event
@@ -117,7 +117,7 @@
  *
  *    Reprogramming instead would let CPU1 re-enter deep idle, re-arm the
  *    broadcast device for the same expired time and ping-pong. An enter
- *    while forced is refused with -EBUSY and, unlike upstream, leaves no
+ *    while forced is refused (BUSY_FORCED) and, unlike upstream, leaves no
  *    trace: the CPU is not added to the oneshot mask and its local device
  *    is not stopped (upstream behaviour 53 left it in the mask with the
  *    device down, and a later enter then found its bit set and armed
@@ -135,7 +135,7 @@
  *
  * 5) The hrtimer pseudo device runs on some awake CPU. The CPU holding the
  *    timer must not go deep (tick_bc_owner_busy()), and a CPU that arms it
- *    and finds the timer on itself backs out of its enter with -EBUSY.
+ *    and finds the timer on itself backs out of its enter (BUSY_OWNER).
  *    "Holding" is what ops->owner() reports after arming: hrtimer_start()
  *    cannot move a timer whose callback is running.
  *
@@ -491,25 +491,28 @@ bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu)
  * sleep too). In oneshot mode the CPU is queued, and the device armed if
  * the CPU is now the earliest sleeper.
  *
- * Return: 0, or -EBUSY if the CPU must not stop its local device: it
+ * Return: what became of the enter. The refusals (see
+ * tick_bc_enter_refused()) mean the CPU must not stop its local device: it
  * holds the hrtimer broadcast, or its event expired at an earlier exit
  * and the broadcast interrupt has not delivered it yet (forced). A
  * refused enter changes nothing, and needs no exit.
  */
-int tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup,
-		  bool *stop_local)
+enum tick_bc_enter_result tick_bc_enter(struct tick_bc *bc, unsigned int cpu,
+					ktime_t wakeup, bool *stop_local)
 {
 	*stop_local = false;
 
 	if (bc->mode == TICK_BC_PERIODIC)
-		return bc->hrtimer ? -EBUSY : 0;
-	if (tick_bc_owner_busy(bc, cpu) || test_bit(cpu, bc->force))
-		return -EBUSY;
+		return bc->hrtimer ? TICK_BC_ENTER_BUSY_HRTIMER : TICK_BC_ENTER_PERIODIC;
+	if (tick_bc_owner_busy(bc, cpu))
+		return TICK_BC_ENTER_BUSY_OWNER;
+	if (test_bit(cpu, bc->force))
+		return TICK_BC_ENTER_BUSY_FORCED;
 
 	/* Woken already: the IPI is on its way, nothing to arm. */
 	if (test_bit(cpu, bc->pending)) {
 		WARN_ON_ONCE(!test_bit(cpu, bc->oneshot));
-		return 0;
+		return TICK_BC_ENTER_PENDING;
 	}
 
 	__set_bit(cpu, bc->oneshot);
@@ -526,10 +529,10 @@ int tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup,
 			__clear_bit(cpu, bc->oneshot);
 			sleep_dequeue(bc, cpu);
 			*stop_local = false;
-			return -EBUSY;
+			return TICK_BC_ENTER_BUSY_OWNER;
 		}
 	}
-	return 0;
+	return TICK_BC_ENTER_QUEUED;
 }
 
 /**
@@ -549,8 +552,10 @@ enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
 		return TICK_BC_EXIT_NONE;
 
 	sleep_dequeue(bc, cpu);
-	if (__test_and_clear_bit(cpu, bc->pending) || wakeup == KTIME_MAX)
-		return TICK_BC_EXIT_RESUME;
+	if (__test_and_clear_bit(cpu, bc->pending))
+		return TICK_BC_EXIT_WOKEN;
+	if (wakeup == KTIME_MAX)
+		return TICK_BC_EXIT_NO_EVENT;
 
 	/*
 	 * Expired, and the device is due too: its interrupt is on the way and
@@ -562,7 +567,7 @@ enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
 	if (wakeup <= now && bc->armed <= now) {
 		__set_bit(cpu, bc->force);
 		bc->nr_force++;
-		return TICK_BC_EXIT_RESUME;
+		return TICK_BC_EXIT_FORCED;
 	}
 	return TICK_BC_EXIT_REPROGRAM;
 }

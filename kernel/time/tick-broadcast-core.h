@@ -40,18 +40,65 @@ enum tick_bc_mode {
 };
 
 /**
+ * enum tick_bc_enter_result - what became of a CPU's tick_bc_enter()
+ * @TICK_BC_ENTER_QUEUED:	it sleeps on the oneshot broadcast (queued,
+ *				or without a wakeup time)
+ * @TICK_BC_ENTER_PENDING:	it was woken already and its IPI is on its
+ *				way; nothing to arm
+ * @TICK_BC_ENTER_PERIODIC:	the periodic broadcast tick serves it
+ * @TICK_BC_ENTER_BUSY_NODEV:	refused: no broadcast device (decided by
+ *				the caller, never returned by the core)
+ * @TICK_BC_ENTER_BUSY_OWNER:	refused: it holds the hrtimer broadcast
+ * @TICK_BC_ENTER_BUSY_FORCED:	refused: its event expired at an earlier
+ *				exit and has not been delivered yet
+ * @TICK_BC_ENTER_BUSY_HRTIMER:	refused: periodic broadcast through the
+ *				hrtimer device, which runs on a CPU that may
+ *				want to sleep too
+ * @TICK_BC_ENTER_NR:		number of results
+ *
+ * The values are part of the tick_bc:tick_bc_enter trace event.
+ */
+enum tick_bc_enter_result {
+	TICK_BC_ENTER_QUEUED,
+	TICK_BC_ENTER_PENDING,
+	TICK_BC_ENTER_PERIODIC,
+	TICK_BC_ENTER_BUSY_NODEV,
+	TICK_BC_ENTER_BUSY_OWNER,
+	TICK_BC_ENTER_BUSY_FORCED,
+	TICK_BC_ENTER_BUSY_HRTIMER,
+	TICK_BC_ENTER_NR,
+};
+
+/* The CPU must keep its local device running, and needs no exit. */
+static inline bool tick_bc_enter_refused(enum tick_bc_enter_result r)
+{
+	return r >= TICK_BC_ENTER_BUSY_NODEV;
+}
+
+/**
  * enum tick_bc_exit_action - what tick_bc_exit() asks of the local device
  * @TICK_BC_EXIT_NONE:		the CPU was not relying on broadcast: nothing
- * @TICK_BC_EXIT_RESUME:	switch it back to oneshot, do not program it
- *				(an IPI is on its way, or the event already
- *				expired and the CPU is forced, or no event)
- * @TICK_BC_EXIT_REPROGRAM:	switch it back to oneshot and program it for
- *				the CPU's next event
+ * @TICK_BC_EXIT_WOKEN:		the broadcast woke it and the IPI is on its
+ *				way: switch the device back to oneshot, do
+ *				not program it
+ * @TICK_BC_EXIT_NO_EVENT:	it had no event: switch back, nothing to
+ *				program
+ * @TICK_BC_EXIT_FORCED:	its event expired before the broadcast
+ *				interrupt came, which will deliver it: switch
+ *				back, do not program it
+ * @TICK_BC_EXIT_REPROGRAM:	woken early by something else: switch back
+ *				and program it for the CPU's next event
+ * @TICK_BC_EXIT_NR:		number of actions
+ *
+ * The values are part of the tick_bc:tick_bc_exit trace event.
  */
 enum tick_bc_exit_action {
 	TICK_BC_EXIT_NONE,
-	TICK_BC_EXIT_RESUME,
+	TICK_BC_EXIT_WOKEN,
+	TICK_BC_EXIT_NO_EVENT,
+	TICK_BC_EXIT_FORCED,
 	TICK_BC_EXIT_REPROGRAM,
+	TICK_BC_EXIT_NR,
 };
 
 /**
@@ -139,8 +186,8 @@ bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu,
 			    ktime_t next_period, bool device_armed);
 void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu);
 bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu);
-int tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup,
-		  bool *stop_local);
+enum tick_bc_enter_result tick_bc_enter(struct tick_bc *bc, unsigned int cpu,
+					ktime_t wakeup, bool *stop_local);
 enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
 				      ktime_t wakeup, ktime_t now);
 bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
@@ -158,6 +205,12 @@ static inline bool tick_bc_sleeping(struct tick_bc *bc, unsigned int cpu)
 static inline bool tick_bc_periodic_empty(struct tick_bc *bc)
 {
 	return bitmap_empty(bc->periodic, bc->nr_cpus);
+}
+
+/* The wakeup time @cpu last slept for: valid after a TICK_BC_EXIT_WOKEN. */
+static inline ktime_t tick_bc_slept_until(struct tick_bc *bc, unsigned int cpu)
+{
+	return bc->sleep[cpu].expires;
 }
 
 /* Somebody relies on the oneshot broadcast: the device must not stop. */

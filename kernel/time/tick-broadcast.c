@@ -29,7 +29,18 @@
 #include <linux/smp.h>
 
 #include "tick-broadcast-core.h"
+#include "tick-broadcast-stats.h"
 #include "tick-internal.h"
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/tick_bc.h>
+
+/* The trace events decode the core's results by number. */
+static_assert(TICK_BC_ENTER_BUSY_HRTIMER == 6 && TICK_BC_ENTER_NR == 7);
+static_assert(TICK_BC_EXIT_REPROGRAM == 4 && TICK_BC_EXIT_NR == 5);
+
+enum { BC_DUTY_ARM, BC_DUTY_PULL };
+enum { BC_ROLE_BROADCAST, BC_ROLE_WAKEUP };
 
 static struct tick_device bc_tickdev;
 static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(tick_broadcast_lock);
@@ -74,11 +85,15 @@ static void bc_set_affinity(struct clock_event_device *bc, unsigned int cpu)
 static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 {
 	struct clock_event_device *bc = bc_dev();
+	int owner = READ_ONCE(bc->bound_on);
 
+	trace_tick_bc_program(expires, cpu);
 	if (!clockevent_state_oneshot(bc))
 		clockevents_switch_state(bc, CLOCK_EVT_STATE_ONESHOT);
 	clockevents_program_event(bc, expires, true);
 	bc_set_affinity(bc, cpu);
+	if (owner != READ_ONCE(bc->bound_on))
+		trace_tick_bc_duty(owner, READ_ONCE(bc->bound_on), BC_DUTY_ARM);
 }
 
 static int bc_op_owner(struct tick_bc *core)
@@ -91,8 +106,9 @@ static const struct tick_bc_ops tick_bc_ops = {
 	.owner	= bc_op_owner,
 };
 
-static void bc_shutdown(struct clock_event_device *bc)
+static void bc_shutdown(struct clock_event_device *bc, bool suspend)
 {
+	trace_tick_bc_shutdown(suspend);
 	clockevents_shutdown(bc);
 	tick_bc_disarmed(&tick_bc);
 }
@@ -205,8 +221,11 @@ static void wakeup_dev_set(struct clock_event_device *dev, int cpu)
 {
 	struct clock_event_device *cur = per_cpu(tick_wakeup_dev, cpu);
 
-	if (dev)
+	if (dev) {
 		dev->event_handler = tick_oneshot_wakeup_handler;
+		trace_tick_bc_device(dev->name, cur ? cur->name : "", dev->rating,
+				     BC_ROLE_WAKEUP, cpu);
+	}
 	clockevents_exchange_device(cur, dev);
 	per_cpu(tick_wakeup_dev, cpu) = dev;
 }
@@ -259,6 +278,8 @@ static bool bc_install(struct clock_event_device *dev, int cpu,
 	    !try_module_get(dev->owner))
 		return false;
 
+	trace_tick_bc_device(dev->name, cur ? cur->name : "", dev->rating,
+			     BC_ROLE_BROADCAST, cpu);
 	__clockevents_exchange_device(cur, dev);
 	if (cur)
 		cur->event_handler = clockevents_handle_noop;
@@ -338,7 +359,7 @@ static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 	}
 
 	if (bc && tick_bc_periodic_empty(&tick_bc))
-		bc_shutdown(bc);
+		bc_shutdown(bc, false);
 	if (bc && !bc_is_hrtimer(bc))
 		ret = test_bit(cpu, tick_bc.periodic);
 	return ret;
@@ -387,6 +408,28 @@ int tick_receive_broadcast(void)
 
 /* ------------------------------------------------------------ periodic mode */
 
+/*
+ * Statistics and trace of one broadcast interrupt; @wake leaves out this
+ * CPU, @local says whether it was woken too. Called with the lock held.
+ */
+static void bc_account_irq(struct cpumask *wake, bool local, ktime_t now,
+			   ktime_t next, bool periodic)
+{
+	unsigned int cpu = smp_processor_id();
+
+	tick_bc_stats_irq(cpumask_weight(wake) + local);
+	if (!(periodic ? trace_tick_bc_periodic_enabled() : trace_tick_bc_expire_enabled()))
+		return;
+	if (local)
+		cpumask_set_cpu(cpu, wake);
+	if (periodic)
+		trace_tick_bc_periodic(now, wake, next);
+	else
+		trace_tick_bc_expire(now, wake, next);
+	if (local)
+		cpumask_clear_cpu(cpu, wake);
+}
+
 static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 {
 	struct cpumask *wake = *this_cpu_ptr(&tick_bc_wake);
@@ -402,6 +445,8 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 	/* Periodic mode emulated on a oneshot device: arm the next tick. */
 	if (clockevent_state_oneshot(dev))
 		clockevents_program_event(dev, ktime_add_ns(dev->next_event, TICK_NSEC), true);
+	bc_account_irq(wake, local, trace_tick_bc_periodic_enabled() ? ktime_get() : 0,
+		       clockevent_state_oneshot(dev) ? dev->next_event : KTIME_MAX, true);
 	raw_spin_unlock(&tick_broadcast_lock);
 
 	bc_send_ipis(wake);
@@ -434,6 +479,7 @@ static void __tick_broadcast_control(enum tick_broadcast_mode mode)
 	cpu = smp_processor_id();
 	bc = bc_dev();
 	ch = tick_bc_control(&tick_bc, cpu, mode);
+	trace_tick_bc_control(cpu, mode, test_bit(cpu, tick_bc.periodic));
 
 	if (bc_periodic_mode()) {
 		if (ch.joined && bc && !bc_is_hrtimer(bc))
@@ -452,7 +498,7 @@ static void __tick_broadcast_control(enum tick_broadcast_mode mode)
 	 * from inside a deep idle state (an IPI in a halt-style state).
 	 */
 	if (ch.last && (bc_periodic_mode() || !tick_bc_busy(&tick_bc)))
-		bc_shutdown(bc);
+		bc_shutdown(bc, false);
 	else if (ch.first && bc_periodic_mode())
 		bc_start_periodic(bc);
 }
@@ -498,7 +544,7 @@ void tick_broadcast_offline(unsigned int cpu)
 	tick_bc_offline(&tick_bc, cpu);
 	/* In oneshot mode the others may sleep on the device: keep it. */
 	if (bc && bc_periodic_mode() && tick_bc_periodic_empty(&tick_bc))
-		bc_shutdown(bc);
+		bc_shutdown(bc, false);
 	raw_spin_unlock(&tick_broadcast_lock);
 }
 #endif
@@ -516,7 +562,7 @@ void tick_suspend_broadcast(void)
 
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
 	if (bc_dev())
-		bc_shutdown(bc_dev());
+		bc_shutdown(bc_dev(), true);
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 }
 
@@ -611,12 +657,14 @@ void tick_check_oneshot_broadcast_this_cpu(void)
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 {
 	struct cpumask *wake = *this_cpu_ptr(&tick_bc_wake);
+	ktime_t now;
 	bool local;
 
 	raw_spin_lock(&tick_broadcast_lock);
 	dev->next_event = KTIME_MAX;
-	local = tick_bc_expire(&tick_bc, smp_processor_id(), ktime_get(),
-			       cpumask_bits(wake));
+	now = ktime_get();
+	local = tick_bc_expire(&tick_bc, smp_processor_id(), now, cpumask_bits(wake));
+	bc_account_irq(wake, local, now, tick_bc.armed, false);
 	raw_spin_unlock(&tick_broadcast_lock);
 
 	bc_send_ipis(wake);
@@ -685,6 +733,8 @@ static void __tick_broadcast_switch_to_oneshot(void)
 				dev->next_event = next;
 		}
 	}
+	if (from_periodic)
+		trace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));
 	tick_bc_switch_oneshot(&tick_bc, this_cpu, next, armed);
 	/* A device installed in oneshot mode: re-evaluate the sleepers. */
 	if (fresh && !from_periodic)
@@ -728,26 +778,36 @@ static int wakeup_dev_control(enum tick_broadcast_state state,
 
 static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 {
+	enum tick_bc_enter_result r;
 	bool stop_local;
-	int ret;
 
-	ret = tick_bc_enter(&tick_bc, cpu, dev->next_event, &stop_local);
+	r = tick_bc_enter(&tick_bc, cpu, dev->next_event, &stop_local);
 	if (stop_local)
 		clockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);
-	return ret;
+	trace_tick_bc_enter(cpu, dev->next_event, r);
+	tick_bc_stats_enter(r);
+	return tick_bc_enter_refused(r) ? -EBUSY : 0;
 }
 
 static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t now)
 {
-	switch (tick_bc_exit(&tick_bc, cpu, dev->next_event, now)) {
+	enum tick_bc_exit_action a = tick_bc_exit(&tick_bc, cpu, dev->next_event, now);
+
+	trace_tick_bc_exit(cpu, dev->next_event, a);
+	tick_bc_stats_exit(a, ktime_sub(now, tick_bc_slept_until(&tick_bc, cpu)));
+	switch (a) {
 	case TICK_BC_EXIT_NONE:
 		break;
-	case TICK_BC_EXIT_RESUME:
+	case TICK_BC_EXIT_WOKEN:
+	case TICK_BC_EXIT_NO_EVENT:
+	case TICK_BC_EXIT_FORCED:
 		clockevents_switch_state(dev, CLOCK_EVT_STATE_ONESHOT);
 		break;
 	case TICK_BC_EXIT_REPROGRAM:
 		clockevents_switch_state(dev, CLOCK_EVT_STATE_ONESHOT);
 		tick_program_event(dev->next_event, 1);
+		break;
+	default:
 		break;
 	}
 }
@@ -784,8 +844,13 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 		return -EBUSY;
 	if (!wakeup_dev_control(state, td, cpu))
 		return 0;
-	if (!READ_ONCE(bc_tickdev.evtdev))
-		return state == TICK_BROADCAST_ENTER ? -EBUSY : 0;
+	if (!READ_ONCE(bc_tickdev.evtdev)) {
+		if (state != TICK_BROADCAST_ENTER)
+			return 0;
+		trace_tick_bc_enter(cpu, td->evtdev->next_event, TICK_BC_ENTER_BUSY_NODEV);
+		tick_bc_stats_enter(TICK_BC_ENTER_BUSY_NODEV);
+		return -EBUSY;
+	}
 
 	if (state == TICK_BROADCAST_ENTER) {
 		raw_spin_lock(&tick_broadcast_lock);
@@ -819,6 +884,8 @@ void hotplug_cpu__broadcast_tick_pull(int deadcpu)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	if (bc_dev() && tick_bc_owner_busy(&tick_bc, deadcpu))
+		trace_tick_bc_duty(deadcpu, smp_processor_id(), BC_DUTY_PULL);
 	if (bc_dev() && tick_bc_pull(&tick_bc, deadcpu, smp_processor_id())) {
 		dev = __this_cpu_read(tick_cpu_device.evtdev);
 		tick_program_event(dev->next_event, 1);

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the tick broadcast trace events and statistics.
+ *
+ * Each case attaches probes to the tick_bc trace events, plays a
+ * scripted ENTER/EXIT sequence on the CPU running it with interrupts
+ * disabled (as cpuidle does around a CPUIDLE_FLAG_TIMER_STOP state), and
+ * checks the events recorded and the per-CPU counters against the script.
+ * Skipped where the machine needs no broadcast.
+ */
+
+#include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/clockchips.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/irqflags.h>
+#include <linux/ktime.h>
+#include <linux/tick.h>
+#include <linux/tracepoint.h>
+#include <trace/events/tick_bc.h>
+
+#include "../tick-broadcast-stats.h"
+#include "../tick-internal.h"
+
+enum rec_type { REC_ENTER, REC_EXIT, REC_PROGRAM, REC_EXPIRE };
+
+struct rec {
+	enum rec_type	type;
+	s64		t;	/* expires, or now for REC_EXPIRE */
+	s64		next;	/* REC_EXPIRE: what the device is armed for */
+	int		result;	/* REC_ENTER, REC_EXIT; target CPU of REC_PROGRAM */
+};
+
+#define NR_RECS	32
+
+/* What the probes saw of one CPU; written from any CPU, in any context. */
+static struct {
+	unsigned int	cpu;
+	atomic_t	n;
+	struct rec	recs[NR_RECS];
+} trace_log;
+
+static void log_add(enum rec_type type, s64 t, s64 next, int result)
+{
+	int i = atomic_inc_return(&trace_log.n) - 1;
+
+	if (i < NR_RECS)
+		trace_log.recs[i] = (struct rec) { type, t, next, result };
+}
+
+static void probe_enter(void *data, unsigned int cpu, ktime_t expires, int result)
+{
+	if (cpu == READ_ONCE(trace_log.cpu))
+		log_add(REC_ENTER, expires, 0, result);
+}
+
+static void probe_exit(void *data, unsigned int cpu, ktime_t expires, int result)
+{
+	if (cpu == READ_ONCE(trace_log.cpu))
+		log_add(REC_EXIT, expires, 0, result);
+}
+
+static void probe_program(void *data, ktime_t expires, unsigned int cpu)
+{
+	log_add(REC_PROGRAM, expires, 0, cpu);
+}
+
+static void probe_expire(void *data, ktime_t now, const struct cpumask *woken, ktime_t next)
+{
+	unsigned int cpu = READ_ONCE(trace_log.cpu);
+
+	if (cpu < nr_cpu_ids && cpumask_test_cpu(cpu, woken))
+		log_add(REC_EXPIRE, now, next, 0);
+}
+
+static int trace_attach(struct kunit *test)
+{
+	int ret;
+
+	atomic_set(&trace_log.n, 0);
+	WRITE_ONCE(trace_log.cpu, UINT_MAX);
+	ret = register_trace_tick_bc_enter(probe_enter, NULL);
+	ret = ret ?: register_trace_tick_bc_exit(probe_exit, NULL);
+	ret = ret ?: register_trace_tick_bc_program(probe_program, NULL);
+	ret = ret ?: register_trace_tick_bc_expire(probe_expire, NULL);
+	return ret;
+}
+
+static void trace_detach(struct kunit *test)
+{
+	unregister_trace_tick_bc_enter(probe_enter, NULL);
+	unregister_trace_tick_bc_exit(probe_exit, NULL);
+	unregister_trace_tick_bc_program(probe_program, NULL);
+	unregister_trace_tick_bc_expire(probe_expire, NULL);
+	tracepoint_synchronize_unregister();
+}
+
+/*
+ * Run with interrupts disabled. Return: this CPU's tick device if the
+ * script can run on it (oneshot broadcast through a real device, local
+ * timer stopping in deep idle), else NULL with *why set.
+ */
+static struct clock_event_device *script_cpu(const char **why)
+{
+	struct clock_event_device *bc = tick_get_broadcast_device()->evtdev;
+	struct clock_event_device *local = __this_cpu_read(tick_cpu_device.evtdev);
+
+	*why = NULL;
+	if (!bc || (bc->features & CLOCK_EVT_FEAT_HRTIMER))
+		*why = "no real broadcast device";
+	else if (!local || !(local->features & CLOCK_EVT_FEAT_C3STOP))
+		*why = "local timer keeps running in deep idle";
+	else if (!tick_broadcast_oneshot_active() ||
+		 __this_cpu_read(tick_cpu_device.mode) != TICKDEV_MODE_ONESHOT)
+		*why = "tick is not in oneshot mode";
+	return *why ? NULL : local;
+}
+
+/*
+ * Let the broadcast device run out of work: nobody else sleeps on it in
+ * the test machine, so it ends up shut down or armed for the past.
+ */
+static void wait_bc_idle(void)
+{
+	struct clock_event_device *bc = tick_get_broadcast_device()->evtdev;
+	int i;
+
+	for (i = 0; i < 100 && READ_ONCE(bc->next_event) != KTIME_MAX; i++)
+		usleep_range(1000, 2000);
+}
+
+static struct rec *rec_at(int i)
+{
+	return i < min(atomic_read(&trace_log.n), NR_RECS) ? &trace_log.recs[i] : NULL;
+}
+
+static bool expired_seen(void)
+{
+	struct rec *r;
+	int i;
+
+	for (i = 0; (r = rec_at(i)); i++)
+		if (r->type == REC_EXPIRE)
+			return true;
+	return false;
+}
+
+#define EXPECT_REC(test, r, what)					\
+	KUNIT_ASSERT_NOT_NULL_MSG(test, r, "no %s event recorded", what)
+
+/*
+ * Woken early by another interrupt: ENTER queues the CPU and programs the
+ * device for its event, EXIT reprograms the local device. No expiry.
+ */
+static void trace_enter_exit_early(struct kunit *test)
+{
+	struct clock_event_device *local;
+	struct tick_bc_stats before, after;
+	unsigned long flags;
+	const char *why;
+	unsigned int cpu;
+	struct rec *r;
+	int ret, tries;
+	ktime_t t;
+
+	KUNIT_ASSERT_EQ(test, trace_attach(test), 0);
+	wait_bc_idle();
+
+	for (tries = 0; ; tries++) {
+		local_irq_save(flags);
+		local = script_cpu(&why);
+		if (!local) {
+			local_irq_restore(flags);
+			trace_detach(test);
+			kunit_skip(test, "%s", why);
+		}
+		t = local->next_event;
+		/* Far enough that no expiry can come before the exit. */
+		if (tries == 20 || ktime_after(t, ktime_add_ms(ktime_get(), 1)))
+			break;
+		local_irq_restore(flags);
+		usleep_range(200, 400);
+	}
+	cpu = smp_processor_id();
+	before = *this_cpu_ptr(&tick_bc_stats);
+	WRITE_ONCE(trace_log.cpu, cpu);
+	ret = tick_broadcast_enter();
+	tick_broadcast_exit();
+	WRITE_ONCE(trace_log.cpu, UINT_MAX);
+	after = *this_cpu_ptr(&tick_bc_stats);
+	local_irq_restore(flags);
+	trace_detach(test);
+
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	/* The device is programmed inside the enter, before its event. */
+	r = rec_at(0);
+	EXPECT_REC(test, r, "program");
+	KUNIT_EXPECT_EQ(test, r->type, REC_PROGRAM);
+	KUNIT_EXPECT_EQ(test, r->t, t);
+	KUNIT_EXPECT_EQ(test, r->result, (int)cpu);
+	r = rec_at(1);
+	EXPECT_REC(test, r, "enter");
+	KUNIT_EXPECT_EQ(test, r->type, REC_ENTER);
+	KUNIT_EXPECT_EQ(test, r->t, t);
+	KUNIT_EXPECT_EQ(test, r->result, TICK_BC_ENTER_QUEUED);
+	r = rec_at(2);
+	EXPECT_REC(test, r, "exit");
+	KUNIT_EXPECT_EQ(test, r->type, REC_EXIT);
+	KUNIT_EXPECT_EQ(test, r->result, TICK_BC_EXIT_REPROGRAM);
+	KUNIT_EXPECT_EQ(test, atomic_read(&trace_log.n), 3);
+
+	KUNIT_EXPECT_EQ(test, after.enter[TICK_BC_ENTER_QUEUED] -
+			before.enter[TICK_BC_ENTER_QUEUED], 1);
+	KUNIT_EXPECT_EQ(test, after.exit[TICK_BC_EXIT_REPROGRAM] -
+			before.exit[TICK_BC_EXIT_REPROGRAM], 1);
+}
+
+/*
+ * Asleep past its event with interrupts off: the CPU's wakeup comes from
+ * the broadcast device. Either EXIT finds the event expired first (forced:
+ * a second ENTER is refused, and the expiry wakes it afterwards), or the
+ * broadcast interrupt, handled on another CPU, woke it before its EXIT.
+ */
+static void trace_enter_expire_exit(struct kunit *test)
+{
+	struct clock_event_device *local;
+	struct tick_bc_stats before, after;
+	int ret, refused = 0, i, woken_at = -1, exit_at = -1;
+	unsigned long flags;
+	bool forced = false;
+	const char *why;
+	unsigned int cpu;
+	struct rec *r;
+	ktime_t t;
+
+	KUNIT_ASSERT_EQ(test, trace_attach(test), 0);
+	wait_bc_idle();
+
+	local_irq_save(flags);
+	local = script_cpu(&why);
+	if (!local) {
+		local_irq_restore(flags);
+		trace_detach(test);
+		kunit_skip(test, "%s", why);
+	}
+	cpu = smp_processor_id();
+	before = *this_cpu_ptr(&tick_bc_stats);
+	WRITE_ONCE(trace_log.cpu, cpu);
+	t = local->next_event;
+	ret = tick_broadcast_enter();
+	while (ktime_before(ktime_get(), ktime_add_us(t, 100)))
+		cpu_relax();
+	tick_broadcast_exit();
+	if (tick_check_broadcast_expired()) {
+		forced = true;
+		refused = tick_broadcast_enter();
+	}
+	local_irq_restore(flags);
+	/* The broadcast interrupt delivers the forced event. */
+	for (i = 0; i < 100 && !expired_seen(); i++)
+		usleep_range(1000, 2000);
+	kunit_info(test, "CPU%u %s, %d events\n", cpu,
+		   forced ? "forced" : "woken before its exit", atomic_read(&trace_log.n));
+	WRITE_ONCE(trace_log.cpu, UINT_MAX);
+	after = *per_cpu_ptr(&tick_bc_stats, cpu);
+	trace_detach(test);
+
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	/* The device is programmed inside the enter, before its event. */
+	r = rec_at(0);
+	EXPECT_REC(test, r, "program");
+	KUNIT_EXPECT_EQ(test, r->type, REC_PROGRAM);
+	KUNIT_EXPECT_EQ(test, r->t, t);
+	KUNIT_EXPECT_EQ(test, r->result, (int)cpu);
+	r = rec_at(1);
+	EXPECT_REC(test, r, "enter");
+	KUNIT_EXPECT_EQ(test, r->type, REC_ENTER);
+	KUNIT_EXPECT_EQ(test, r->t, t);
+	KUNIT_EXPECT_EQ(test, r->result, TICK_BC_ENTER_QUEUED);
+
+	for (i = 2; (r = rec_at(i)); i++) {
+		if (r->type == REC_EXPIRE && woken_at < 0)
+			woken_at = i;
+		if (r->type == REC_EXIT && exit_at < 0)
+			exit_at = i;
+	}
+	KUNIT_ASSERT_GE_MSG(test, woken_at, 0, "no expiry woke CPU%u", cpu);
+	KUNIT_ASSERT_GE_MSG(test, exit_at, 0, "no exit of CPU%u", cpu);
+	r = rec_at(woken_at);
+	KUNIT_EXPECT_GE(test, r->t, t);
+	KUNIT_EXPECT_EQ(test, r->next, KTIME_MAX);
+
+	r = rec_at(exit_at);
+	if (forced) {
+		KUNIT_EXPECT_EQ(test, r->result, TICK_BC_EXIT_FORCED);
+		KUNIT_EXPECT_GT(test, woken_at, exit_at);
+		KUNIT_EXPECT_EQ(test, refused, -EBUSY);
+		r = rec_at(exit_at + 1);
+		EXPECT_REC(test, r, "refused enter");
+		KUNIT_EXPECT_EQ(test, r->type, REC_ENTER);
+		KUNIT_EXPECT_EQ(test, r->result, TICK_BC_ENTER_BUSY_FORCED);
+		KUNIT_EXPECT_EQ(test, after.exit[TICK_BC_EXIT_FORCED] -
+				before.exit[TICK_BC_EXIT_FORCED], 1);
+		KUNIT_EXPECT_EQ(test, after.enter[TICK_BC_ENTER_BUSY_FORCED] -
+				before.enter[TICK_BC_ENTER_BUSY_FORCED], 1);
+	} else {
+		KUNIT_EXPECT_EQ(test, r->result, TICK_BC_EXIT_WOKEN);
+		KUNIT_EXPECT_LT(test, woken_at, exit_at);
+		KUNIT_EXPECT_EQ(test, after.exit[TICK_BC_EXIT_WOKEN] -
+				before.exit[TICK_BC_EXIT_WOKEN], 1);
+	}
+}
+
+static struct kunit_case tick_broadcast_trace_cases[] = {
+	KUNIT_CASE(trace_enter_exit_early),
+	KUNIT_CASE(trace_enter_expire_exit),
+	{}
+};
+
+static struct kunit_suite tick_broadcast_trace_suite = {
+	.name = "tick_broadcast_trace",
+	.test_cases = tick_broadcast_trace_cases,
+};
+
+kunit_test_suite(tick_broadcast_trace_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the tick broadcast trace events and statistics");
+MODULE_LICENSE("GPL");

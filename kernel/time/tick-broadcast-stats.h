@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-CPU statistics of tick broadcast, shown in
+ * /sys/kernel/debug/tick_broadcast/stats. Every counter is written by its
+ * own CPU only, with interrupts disabled: no shared cache line is written
+ * on the idle path.
+ */
+#ifndef _KERNEL_TIME_TICK_BROADCAST_STATS_H
+#define _KERNEL_TIME_TICK_BROADCAST_STATS_H
+
+#include <linux/ktime.h>
+#include <linux/percpu.h>
+
+#include "tick-broadcast-core.h"
+
+/* Wakeup lateness buckets: < 1, 4, 16, 64, 256, 1024, 4096 us, and more. */
+#define TICK_BC_LATE_BUCKETS	8
+
+/**
+ * struct tick_bc_stats - what happened on one CPU
+ * @enter:	tick_broadcast_enter() calls by result (refusals included)
+ * @exit:	tick_broadcast_exit() calls by action: woken by the broadcast
+ *		IPI, by another interrupt (reprogram, no event), or after its
+ *		event expired (forced)
+ * @irqs:	broadcast device interrupts handled on this CPU
+ * @woken:	CPUs those interrupts woke, this one included
+ * @late:	lateness of the broadcast wakeups of this CPU, seen at exit,
+ *		from its wakeup time; power-of-4 microsecond buckets
+ */
+struct tick_bc_stats {
+	u64	enter[TICK_BC_ENTER_NR];
+	u64	exit[TICK_BC_EXIT_NR];
+	u64	irqs;
+	u64	woken;
+	u64	late[TICK_BC_LATE_BUCKETS];
+};
+
+#ifdef CONFIG_DEBUG_FS
+DECLARE_PER_CPU(struct tick_bc_stats, tick_bc_stats);
+
+static inline void tick_bc_stats_enter(enum tick_bc_enter_result r)
+{
+	__this_cpu_inc(tick_bc_stats.enter[r]);
+}
+
+static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, s64 late_ns)
+{
+	unsigned int b;
+
+	__this_cpu_inc(tick_bc_stats.exit[a]);
+	if (a != TICK_BC_EXIT_WOKEN)
+		return;
+	b = late_ns < 1000 ? 0 : (fls64(late_ns / 1000) + 1) / 2;
+	__this_cpu_inc(tick_bc_stats.late[min(b, TICK_BC_LATE_BUCKETS - 1)]);
+}
+
+static inline void tick_bc_stats_irq(unsigned int woken)
+{
+	__this_cpu_inc(tick_bc_stats.irqs);
+	__this_cpu_add(tick_bc_stats.woken, woken);
+}
+#else
+static inline void tick_bc_stats_enter(enum tick_bc_enter_result r) { }
+static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, s64 late_ns) { }
+static inline void tick_bc_stats_irq(unsigned int woken) { }
+#endif
+
+#endif /* _KERNEL_TIME_TICK_BROADCAST_STATS_H */
