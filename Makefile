@@ -5,6 +5,7 @@
 #   make            prepare the workspace, build our kernel, boot it once
 #                   under QEMU with the deep idle state and print a report
 #   make check      every test, on our kernel and on the pristine base
+#   make bench      our kernel against the pristine base, side by side
 #
 # The workspace (base tree, build directories, ccache, run logs) lives in
 # $(TB_CACHE), ~/.cache/tick-broadcast unless set.
@@ -12,7 +13,7 @@
 PYTHON ?= python3
 TB := $(PYTHON) tools/testing/tick-broadcast/tb.py
 
-.PHONY: all report check check-quick deps prepare build scenario kunit
+.PHONY: all report check check-quick bench deps prepare build scenario kunit
 
 all: report
 
@@ -21,6 +22,9 @@ report:
 
 check:
 	$(TB) check
+
+bench:
+	$(TB) bench
 
 # One scenario per tree: the fast loop while working on the code.
 check-quick:

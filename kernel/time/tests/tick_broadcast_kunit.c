@@ -10,6 +10,9 @@
  *
  * The last cases run long random operation sequences against a small
  * reference model and check the core's invariants after every step.
+ *
+ * A second suite, tick_broadcast_core_bench, times the expiry against the
+ * number of sleeping CPUs; it skips unless tick_broadcast_kunit.bench=1.
  */
 
 #include <kunit/test.h>
@@ -17,7 +20,9 @@
 #include <linux/clockchips.h>
 #include <linux/cpumask.h>
 #include <linux/ktime.h>
+#include <linux/moduleparam.h>
 #include <linux/prandom.h>
+#include <linux/sort.h>
 #include <linux/tick.h>
 
 #include "../tick-broadcast-core.h"
@@ -99,7 +104,7 @@ static struct fake *fake_oneshot(struct kunit *test, unsigned int nr, bool hrtim
 	return f;
 }
 
-static int enter(struct fake *f, unsigned int cpu, s64 wakeup)
+static enum tick_bc_enter_result enter(struct fake *f, unsigned int cpu, s64 wakeup)
 {
 	bool stop;
 
@@ -293,9 +298,9 @@ static void b27_enter_in_periodic_mode(struct kunit *test)
 	struct fake *h = fake_new(test, NR_TEST_CPUS, true);
 	bool stop = true;
 
-	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), 0);
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), TICK_BC_ENTER_PERIODIC);
 	KUNIT_EXPECT_FALSE(test, stop);
-	KUNIT_EXPECT_EQ(test, tick_bc_enter(&h->bc, 1, 100, &stop), -EBUSY);
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&h->bc, 1, 100, &stop), TICK_BC_ENTER_BUSY_HRTIMER);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
 	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 50), TICK_BC_EXIT_NONE);
 	KUNIT_EXPECT_EQ(test, f->arms, 0);
@@ -347,7 +352,7 @@ static void b34_later_switch_resets_own_bits(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
 	/* Its next enter arms the device again (r7). */
 	f->bc.armed = KTIME_MAX;
-	KUNIT_EXPECT_EQ(test, enter(f, 1, 500), 0);
+	KUNIT_EXPECT_EQ(test, enter(f, 1, 500), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_EQ(test, f->armed_at, 500);
 }
 
@@ -369,16 +374,16 @@ static void b35_enter_queues_and_arms_the_earliest(struct kunit *test)
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 	bool stop;
 
-	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), 0);
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_TRUE(test, stop);
 	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
 	KUNIT_EXPECT_EQ(test, f->armed_cpu, 1);
 
-	KUNIT_EXPECT_EQ(test, enter(f, 2, 50), 0);
+	KUNIT_EXPECT_EQ(test, enter(f, 2, 50), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_EQ(test, f->armed_at, 50);
 	KUNIT_EXPECT_EQ(test, f->armed_cpu, 2);
 
-	KUNIT_EXPECT_EQ(test, enter(f, 3, 200), 0);
+	KUNIT_EXPECT_EQ(test, enter(f, 3, 200), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_EQ(test, f->arms, 2);
 	KUNIT_EXPECT_TRUE(test, test_bit(3, f->bc.oneshot));
 }
@@ -387,11 +392,11 @@ static void b37_enter_without_event_never_arms(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
-	KUNIT_EXPECT_EQ(test, enter(f, 1, KTIME_MAX), 0);
+	KUNIT_EXPECT_EQ(test, enter(f, 1, KTIME_MAX), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_EQ(test, f->arms, 0);
 	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.oneshot));
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, KTIME_MAX, 10), TICK_BC_EXIT_RESUME);
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, KTIME_MAX, 10), TICK_BC_EXIT_NO_EVENT);
 }
 
 static void b38_exit_reprograms_a_future_event(struct kunit *test)
@@ -409,7 +414,7 @@ static void b38_b51_exit_after_expiry_forces(struct kunit *test)
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
 	enter(f, 1, 100);
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 120), TICK_BC_EXIT_RESUME);
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 120), TICK_BC_EXIT_FORCED);
 	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.force));
 	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 1);
 
@@ -447,7 +452,7 @@ static void b50_r6_pending_exit_does_not_reprogram(struct kunit *test)
 	tick_bc_expire(&f->bc, 0, 100, f->wake);
 	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.pending));
 	/* It wakes for another reason before the IPI is handled. */
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 101), TICK_BC_EXIT_RESUME);
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 101), TICK_BC_EXIT_WOKEN);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.pending));
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.force));
 }
@@ -460,15 +465,15 @@ static void ours_b53_forced_enter_is_refused_without_trace(struct kunit *test)
 
 	enter(f, 1, 100);
 	tick_bc_exit(&f->bc, 1, 100, 120);
-	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 300, &stop), -EBUSY);
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 300, &stop), TICK_BC_ENTER_BUSY_FORCED);
 	KUNIT_EXPECT_FALSE(test, stop);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
 
-	/* r20: the caller ignored -EBUSY; expiry still wakes it. */
+	/* r20: the caller ignored the refusal; expiry still wakes it. */
 	tick_bc_expire(&f->bc, 0, 121, f->wake);
 	KUNIT_EXPECT_TRUE(test, woken(f, 1));
-	KUNIT_EXPECT_EQ(test, enter(f, 1, 300), 0);
+	KUNIT_EXPECT_EQ(test, enter(f, 1, 300), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_TRUE(test, tick_bc_sleeping(&f->bc, 1));
 }
 
@@ -480,7 +485,7 @@ static void b36_enter_while_pending_arms_nothing(struct kunit *test)
 	enter(f, 1, 100);
 	tick_bc_expire(&f->bc, 0, 100, f->wake);
 	arms = f->arms;
-	KUNIT_EXPECT_EQ(test, enter(f, 1, 150), 0);
+	KUNIT_EXPECT_EQ(test, enter(f, 1, 150), TICK_BC_ENTER_PENDING);
 	KUNIT_EXPECT_EQ(test, f->arms, arms);
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
 }
@@ -594,7 +599,7 @@ static void b58_hrtimer_owner_may_not_sleep(struct kunit *test)
 	enter(f, 1, 100);	/* armed from CPU 1 ... */
 	f->owner = 2;		/* ... but the timer sits on CPU 2 */
 	KUNIT_EXPECT_TRUE(test, tick_bc_owner_busy(&f->bc, 2));
-	KUNIT_EXPECT_EQ(test, enter(f, 2, 300), -EBUSY);
+	KUNIT_EXPECT_EQ(test, enter(f, 2, 300), TICK_BC_ENTER_BUSY_OWNER);
 	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.oneshot));
 }
 
@@ -604,13 +609,13 @@ static void b59_b60_hrtimer_arming_cpu_backs_out(struct kunit *test)
 	bool stop = true;
 
 	/* CPU 1 is the earliest: it arms the timer on itself. */
-	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), -EBUSY);
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), TICK_BC_ENTER_BUSY_OWNER);
 	KUNIT_EXPECT_FALSE(test, stop);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
 	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
 
 	/* CPU 3 sleeps later than that: it may stop its local device. */
-	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 3, 200, &stop), 0);
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 3, 200, &stop), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_TRUE(test, stop);
 }
 
@@ -621,9 +626,9 @@ static void r4_hrtimer_stale_owner_follows_the_timer(struct kunit *test)
 
 	/* The callback runs on CPU 3: arming from CPU 1 leaves it there. */
 	f->stuck_on = 3;
-	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), 0);
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &stop), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_FALSE(test, stop);
-	KUNIT_EXPECT_EQ(test, enter(f, 3, 200), -EBUSY);
+	KUNIT_EXPECT_EQ(test, enter(f, 3, 200), TICK_BC_ENTER_BUSY_OWNER);
 }
 
 /* ------------------------------------------------------------ hotplug */
@@ -833,17 +838,20 @@ static void sim_enter(struct sim *s, unsigned int cpu)
 {
 	struct model *m = &s->m[cpu];
 	s64 wakeup = sim_rand(s, 16) ? s->now + 1 + sim_rand(s, 2000) : KTIME_MAX;
-	int ret = enter(s->f, cpu, wakeup);
+	enum tick_bc_enter_result ret = enter(s->f, cpu, wakeup);
 
 	switch (m->state) {
 	case M_AWAKE:
 	case M_ASLEEP:
-		SIM_CHECK(s, ret == 0, "CPU%u: enter refused", cpu);
+		SIM_CHECK(s, ret == TICK_BC_ENTER_QUEUED, "CPU%u: enter %d", cpu, ret);
 		m->state = M_ASLEEP;
 		m->wakeup = wakeup;
 		break;
 	case M_FORCED:
-		SIM_CHECK(s, ret == -EBUSY, "CPU%u: forced enter not refused", cpu);
+		SIM_CHECK(s, ret == TICK_BC_ENTER_BUSY_FORCED, "CPU%u: forced enter not refused", cpu);
+		break;
+	case M_WOKEN:
+		SIM_CHECK(s, ret == TICK_BC_ENTER_PENDING, "CPU%u: woken enter %d", cpu, ret);
 		break;
 	default:
 		break;
@@ -860,17 +868,18 @@ static void sim_exit(struct sim *s, unsigned int cpu)
 	switch (m->state) {
 	case M_ASLEEP:
 		if (wakeup != KTIME_MAX && wakeup <= s->now && s->f->bc.armed <= s->now) {
-			SIM_CHECK(s, act == TICK_BC_EXIT_RESUME,
+			SIM_CHECK(s, act == TICK_BC_EXIT_FORCED,
 				  "CPU%u: expired exit %d", cpu, act);
 			m->state = M_FORCED;
 			s->forced++;
 		} else {
-			SIM_CHECK(s, act != TICK_BC_EXIT_NONE, "CPU%u: exit did nothing", cpu);
+			SIM_CHECK(s, act == (wakeup == KTIME_MAX ? TICK_BC_EXIT_NO_EVENT :
+					     TICK_BC_EXIT_REPROGRAM), "CPU%u: exit %d", cpu, act);
 			m->state = M_AWAKE;
 		}
 		break;
 	case M_WOKEN:
-		SIM_CHECK(s, act == TICK_BC_EXIT_RESUME, "CPU%u: woken exit %d", cpu, act);
+		SIM_CHECK(s, act == TICK_BC_EXIT_WOKEN, "CPU%u: woken exit %d", cpu, act);
 		m->state = M_AWAKE;
 		break;
 	default:
@@ -1005,7 +1014,127 @@ static struct kunit_suite tick_broadcast_core_suite = {
 	.test_cases = tick_broadcast_core_cases,
 };
 
-kunit_test_suite(tick_broadcast_core_suite);
+
+/* ------------------------------------------------------------ benchmark */
+
+static bool bench;
+module_param(bench, bool, 0444);
+MODULE_PARM_DESC(bench, "run the tick_broadcast_core_bench suite");
+
+#define BENCH_ROUNDS	2000
+
+static int bench_cmp(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static u64 bench_median(u64 *ns, unsigned int nr)
+{
+	sort(ns, nr, sizeof(*ns), bench_cmp, NULL);
+	return ns[nr / 2];
+}
+
+/*
+ * Our expiry: CPU 0 handles the interrupt, CPUs 1..n sleep, CPU 1 has
+ * expired. Every round CPU 1 goes back to sleep as the earliest.
+ */
+static u64 bench_core_expire(struct kunit *test, unsigned int n, u64 *ns)
+{
+	struct fake *f = fake_oneshot(test, n + 1, false);
+	unsigned int cpu, i;
+	u64 t0;
+
+	for (cpu = 2; cpu <= n; cpu++)
+		enter(f, cpu, 1000000 + cpu);
+	for (i = 0; i < BENCH_ROUNDS; i++) {
+		enter(f, 1, 1000);
+		t0 = ktime_get_ns();
+		tick_bc_expire(&f->bc, 0, 1000, f->wake);
+		ns[i] = ktime_get_ns() - t0;
+		KUNIT_ASSERT_TRUE(test, woken(f, 1));
+		tick_bc_exit(&f->bc, 1, 2000, 1001);
+	}
+	return bench_median(ns, BENCH_ROUNDS);
+}
+
+/* Per-CPU tick device stand-in, one cache line each, as upstream reads. */
+struct bench_dev {
+	ktime_t next_event;
+} ____cacheline_aligned;
+
+/*
+ * The shape of upstream's expiry, for comparison: scan every CPU of the
+ * oneshot mask, read its device's next event, collect the expired ones
+ * and the earliest of the rest. Same CPUs, same times as above.
+ */
+static u64 bench_scan_expire(struct kunit *test, unsigned int n, u64 *ns)
+{
+	struct bench_dev *dev = kunit_kcalloc(test, n + 1, sizeof(*dev), GFP_KERNEL);
+	unsigned long *oneshot = kunit_kcalloc(test, BITS_TO_LONGS(n + 1), sizeof(long),
+					       GFP_KERNEL);
+	unsigned long *wake = kunit_kcalloc(test, BITS_TO_LONGS(n + 1), sizeof(long),
+					    GFP_KERNEL);
+	unsigned int cpu, i;
+	ktime_t next;
+	u64 t0;
+
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	KUNIT_ASSERT_NOT_NULL(test, oneshot);
+	KUNIT_ASSERT_NOT_NULL(test, wake);
+	for (cpu = 1; cpu <= n; cpu++) {
+		dev[cpu].next_event = 1000000 + cpu;
+		__set_bit(cpu, oneshot);
+	}
+	for (i = 0; i < BENCH_ROUNDS; i++) {
+		WRITE_ONCE(dev[1].next_event, 1000);
+		t0 = ktime_get_ns();
+		next = KTIME_MAX;
+		bitmap_zero(wake, n + 1);
+		for_each_set_bit(cpu, oneshot, n + 1) {
+			ktime_t t = READ_ONCE(dev[cpu].next_event);
+
+			if (t <= 1000)
+				__set_bit(cpu, wake);
+			else if (t < next)
+				next = t;
+		}
+		ns[i] = ktime_get_ns() - t0;
+		KUNIT_ASSERT_TRUE(test, test_bit(1, wake));
+		KUNIT_ASSERT_EQ(test, next, 1000002);
+	}
+	return bench_median(ns, BENCH_ROUNDS);
+}
+
+static void bench_expire_vs_sleepers(struct kunit *test)
+{
+	u64 *ns = kunit_kcalloc(test, BENCH_ROUNDS, sizeof(*ns), GFP_KERNEL);
+	unsigned int n;
+
+	if (!bench)
+		kunit_skip(test, "tick_broadcast_kunit.bench not set");
+	KUNIT_ASSERT_NOT_NULL(test, ns);
+	for (n = 8; n <= 512; n *= 2) {
+		u64 core = bench_core_expire(test, n, ns);
+		u64 scan = bench_scan_expire(test, n, ns);
+
+		kunit_info(test, "bench_core_expire: n=%u expire_ns=%llu scan_ns=%llu\n",
+			   n, core, scan);
+	}
+}
+
+static struct kunit_case tick_broadcast_core_bench_cases[] = {
+	KUNIT_CASE(bench_expire_vs_sleepers),
+	{}
+};
+
+static struct kunit_suite tick_broadcast_core_bench_suite = {
+	.name = "tick_broadcast_core_bench",
+	.test_cases = tick_broadcast_core_bench_cases,
+};
+
+kunit_test_suites(&tick_broadcast_core_suite, &tick_broadcast_core_bench_suite);
 
 MODULE_DESCRIPTION("KUnit tests of the tick broadcast decision core");
 MODULE_LICENSE("GPL");

@@ -137,6 +137,10 @@ def parse(data):
 		elif line.startswith('@@idle '):
 			kv = dict(x.split('=', 1) for x in line.split()[1:])
 			snap['idle'][(int(kv['cpu']), int(kv['state']))] = int(kv['usage'])
+			snap.setdefault('idle_us', {})[(int(kv['cpu']), int(kv['state']))] = \
+				int(kv['time'])
+		elif line.startswith('@@uptime '):
+			snap['uptime'] = float(line.split()[1])
 		elif line.startswith('@@file '):
 			cur_file = line.split()[1]
 			snap['files'][cur_file] = []

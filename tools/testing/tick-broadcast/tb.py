@@ -10,6 +10,7 @@
   tb.py kunit TREE              KUnit suites of TREE under QEMU (kunit.py)
   tb.py scenario NAME TREE      run one QEMU scenario (see scenarios.py)
   tb.py check [--quick]         everything: static, KUnit, scenarios, both trees
+  tb.py bench                   ours against the base, side by side (bench.py)
 
 Everything that is not the repository lives in $TB_CACHE
 (default ~/.cache/tick-broadcast): the pristine base unpacked once per
@@ -79,17 +80,17 @@ def run(cmd, **kw):
 
 # ---------------------------------------------------------------- deps
 
-def missing_packages():
+def missing_packages(depends=None):
 	miss = []
-	for what, pkg in DEPENDS.items():
+	for what, pkg in (depends or DEPENDS).items():
 		found = Path(what).exists() if what.startswith('/') else shutil.which(what)
 		if not found and pkg not in miss:
 			miss.append(pkg)
 	return miss
 
 
-def cmd_deps(_args=None):
-	miss = missing_packages()
+def cmd_deps(_args=None, depends=None):
+	miss = missing_packages(depends)
 	if not miss:
 		return
 	log(f'installing missing Debian packages: {" ".join(miss)}')
@@ -101,7 +102,7 @@ def cmd_deps(_args=None):
 		r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)
 		if r.returncode:
 			die(f'"{" ".join(cmd)}" failed; install {" ".join(miss)} by hand')
-	still = missing_packages()
+	still = missing_packages(depends)
 	if still:
 		die(f'still missing after apt-get: {" ".join(still)}')
 
@@ -491,10 +492,12 @@ def main():
 	k = sub.add_parser('kunit')
 	k.add_argument('tree', choices=TREES)
 	k.set_defaults(fn=cmd_kunit)
+	import bench
 	import check
 	import scenarios
 	scenarios.add_commands(sub)
 	check.add_commands(sub)
+	bench.add_commands(sub)
 	args = p.parse_args()
 	if args.cmd != 'deps':
 		cmd_deps()

@@ -1,0 +1,380 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make bench: our broadcast against the pristine base, side by side.
+
+Both kernels are built from the same config with the same test cpuidle
+driver and booted alternately (base, ours, ours, base, ...) under the same
+QEMU, so that drift of the shared host hits both alike. Each workload is
+run RUNS times per kernel; every figure is the median over the runs, with
+the range [min-max] beside it. Only ratios within one invocation mean
+anything: the machine is shared and noisy.
+
+Workloads (x86 QEMU TCG, -cpu qemu64: the LAPIC timer stops in the deep
+state, the HPET legacy channel is the broadcast device):
+
+  hpet-halt    deep state "sti; hlt": the wakeup interrupt is handled
+               inside the state. The control is the same boot with the
+               deep state disabled (local timers only).
+  hpet-irqoff  deep state polled with interrupts off, as intel_idle's
+               mwait states: the wakeup interrupt is handled after exit.
+               Polling vCPUs take host CPU from the others, so this state
+               is slow even without broadcast; the second control,
+               "arat", boots -cpu qemu64,+arat (the LAPIC timer keeps
+               running, no broadcast) with the very same deep state.
+
+Lateness: guest/tbprobe.c, SAMPLES random 1-20 ms absolute sleeps per
+vCPU on every vCPU at once. Costs: the kernel's function profiler (same
+entry points on both kernels) during a separate, shorter run, so that it
+does not disturb the lateness figures; the enter+exit pair cost from the
+tick_broadcast_bench KUnit case (an in-kernel loop, interrupts off);
+expiry cost against the number of vCPUs; and the core's expiry against
+n = 8..512 simulated sleepers (tick_broadcast_core_bench, ours only).
+
+Output: one table per workload on stdout and in bench.txt, raw data in
+raw.json and every boot's logs, the lateness CDFs in lateness-cdf.png,
+all under $TB_CACHE/runs/bench/.
+"""
+
+import json
+import re
+import shutil
+import statistics
+import time
+
+import scenarios
+
+RUNS = 5
+SAMPLES = 300
+PROF_SAMPLES = 100
+SCALING_SMP = (2, 4, 8)
+SCALING_RUNS = 3
+KBENCH_LOOPS = 5000
+
+BASE_PLAN = ['snap:start', 'deep:off', f'lat:control:{SAMPLES}', 'snap:mid', 'deep:on',
+	     f'lat:bc:{SAMPLES}', 'snap:end']
+PROF_PLAN = ['prof:on', 'snap:p0', f'lat:prof:{PROF_SAMPLES}', 'snap:p1', 'prof:off']
+ARAT_PLAN = ['snap:start', 'deep:on', 'snap:mid', f'lat:bc:{SAMPLES}', 'snap:end']
+SCALING_PLAN = ['snap:start', 'deep:on', 'snap:mid', f'lat:bc:{SAMPLES // 2}', 'snap:end']
+
+KBENCH_CMDLINE = ['kunit.enable=1', 'kunit.filter_glob=tick_broadcast*bench',
+		  f'tick_broadcast_bench_kunit.loops={KBENCH_LOOPS}',
+		  'tick_broadcast_kunit.bench=1']
+
+WORKLOADS = {
+	'hpet-halt': dict(flavour='halt', arat=False,
+			  doc='HPET broadcast, sti;hlt deep state, 4 vCPUs'),
+	'hpet-irqoff': dict(flavour='irqoff', arat=True,
+			    doc='HPET broadcast, irq-off polled deep state, 4 vCPUs'),
+}
+
+PROF_FUNCS = {
+	'__tick_broadcast_oneshot_control': 'enter/exit call (profiler)',
+	'tick_handle_oneshot_broadcast': 'expiry handler (profiler)',
+	'lapic_timer_broadcast': 'wake IPI send (profiler)',
+}
+
+TREES = ('base', 'ours')
+
+
+# ---------------------------------------------------------------- parsing
+
+PROF_LINE = re.compile(r'^\s*(\S+)\s+(\d+)\s+([\d.]+) us\s+([\d.]+) us')
+
+
+def parse_prof(data):
+	"""Function profiler tables -> {function: (hits, total us)} over all CPUs."""
+	out = {}
+	for line in data.splitlines():
+		m = PROF_LINE.match(line)
+		if m and m.group(1) in PROF_FUNCS:
+			h, t = out.get(m.group(1), (0, 0.0))
+			out[m.group(1)] = (h + int(m.group(2)), t + float(m.group(3)))
+	return out
+
+
+def parse_raw(data, name):
+	"""All raw lateness samples (us) of tbprobe run name."""
+	out = []
+	for line in data.splitlines():
+		if line.startswith(f'@@raw {name} '):
+			out += [int(v) / 1000 for v in line.split()[3].split(',')]
+	return out
+
+
+def stats_delta(a, b):
+	"""Sum over CPUs of the debugfs counters between snapshots a and b."""
+	def tot(snap):
+		t = {}
+		for line in snap['files'].get('/sys/kernel/debug/tick_broadcast/stats', []):
+			for kv in line.split()[1:]:
+				k, v = kv.split('=')
+				t[k] = t.get(k, 0) + int(v)
+		return t
+	ta, tb = tot(a), tot(b)
+	return {k: tb[k] - ta.get(k, 0) for k in tb}
+
+
+def boot_metrics(status, console, data):
+	"""Everything measured in one boot, as a flat dict of numbers."""
+	res = scenarios.parse(data)
+	m = {'status': status}
+	for run in ('control', 'bc'):
+		x = res['lat'].get(run, {}).get('all')
+		if x:
+			for k in ('p50', 'p90', 'p99', 'max'):
+				m[f'{run}_{k}'] = x[k]
+	snaps = res['snaps']
+	if 'mid' in snaps and 'end' in snaps:
+		a, b = snaps['mid'], snaps['end']
+		secs = b.get('uptime', 0) - a.get('uptime', 0)
+		if secs > 0:
+			ia, ib = scenarios.interrupts(a), scenarios.interrupts(b)
+			m['irq0_per_s'] = (ib.get('0', 0) - ia.get('0', 0)) / secs
+			m['loc_per_s'] = (ib.get('LOC', 0) - ia.get('LOC', 0)) / secs
+			deep = sum(v - a.get('idle_us', {}).get(k, 0)
+				   for k, v in b.get('idle_us', {}).items() if k[1] >= 1)
+			ncpu = len({k[0] for k in b.get('idle_us', {})}) or 1
+			m['residency_pct'] = 100 * deep / 1e6 / secs / ncpu
+		st = stats_delta(a, b)
+		if st:
+			m['stats'] = st
+	if 'p0' in snaps and 'p1' in snaps:
+		secs = snaps['p1'].get('uptime', 0) - snaps['p0'].get('uptime', 0)
+		for fn, (hits, us) in parse_prof(data).items():
+			if hits:
+				m[f'prof_{fn}_ns'] = us * 1000 / hits
+				if secs > 0:
+					m[f'prof_{fn}_per_s'] = hits / secs
+	k = re.search(r'bench_enter_exit: \S+ cpu=\d+ batches=\d+ pairs=\d+ ns_per_pair=(\d+)',
+		      console)
+	if k:
+		m['kbench_pair_ns'] = int(k.group(1))
+	core = re.findall(r'bench_core_expire: n=(\d+) expire_ns=(\d+) scan_ns=(\d+)', console)
+	if core:
+		m['core_bench'] = [(int(n), int(e), int(s)) for n, e, s in core]
+	if 'control_p99' in m and 'bc_p99' in m and m['control_p99'] > 0:
+		m['bc_over_control'] = m['bc_p99'] / m['control_p99']
+	return m
+
+
+# ---------------------------------------------------------------- running
+
+def boot(tb, tree, label, plan, outroot, cmdline=(), cpu='qemu64', smp=4, seed=1):
+	kernel = tb.tree_dir(tree) / tb.build_dir_name() / 'arch/x86/boot/bzImage'
+	out = outroot / label
+	shutil.rmtree(out, ignore_errors=True)
+	status, con, data, secs = tb.boot(kernel, plan, out, cmdline, cpu, smp, (), 300, seed)
+	m = boot_metrics(status, con, data)
+	m['raw'] = {n: parse_raw(data, n) for n in ('control', 'bc')}
+	m['secs'] = secs
+	tb.log(f'bench: {label}: {status} in {secs:.0f} s, p99 bc '
+	       f'{m.get("bc_p99", float("nan")):.0f} us, control '
+	       f'{m.get("control_p99", float("nan")):.0f} us')
+	return m
+
+
+def run_all(tb, outroot):
+	raw = {'workloads': {w: {t: [] for t in TREES} for w in WORKLOADS},
+	       'arat': {w: {t: [] for t in TREES} for w in WORKLOADS if WORKLOADS[w]['arat']},
+	       'scaling': {n: {t: [] for t in TREES} for n in SCALING_SMP}}
+	for r in range(RUNS):
+		order = TREES if r % 2 == 0 else TREES[::-1]
+		for w, wl in WORKLOADS.items():
+			timerstop = ['cpuidle_timerstop.enable=1',
+				     f'cpuidle_timerstop.flavour={wl["flavour"]}']
+			for tree in order:
+				extra = KBENCH_CMDLINE if wl['flavour'] == 'halt' else []
+				plan = BASE_PLAN + (PROF_PLAN if wl['flavour'] == 'halt' else [])
+				raw['workloads'][w][tree].append(
+					boot(tb, tree, f'{w}-{tree}-{r}', plan, outroot,
+					     timerstop + extra, seed=r + 1))
+				if wl['arat']:
+					raw['arat'][w][tree].append(
+						boot(tb, tree, f'{w}-arat-{tree}-{r}', ARAT_PLAN,
+						     outroot, timerstop, cpu='qemu64,+arat',
+						     seed=r + 1))
+	for r in range(SCALING_RUNS):
+		order = TREES if r % 2 == 0 else TREES[::-1]
+		for n in SCALING_SMP:
+			for tree in order:
+				raw['scaling'][n][tree].append(
+					boot(tb, tree, f'smp{n}-{tree}-{r}', SCALING_PLAN + PROF_PLAN,
+					     outroot, ['cpuidle_timerstop.enable=1',
+						       'cpuidle_timerstop.flavour=halt'],
+					     smp=n, seed=r + 1))
+	return raw
+
+
+# ---------------------------------------------------------------- reporting
+
+def values(runs, key):
+	return [m[key] for m in runs if isinstance(m.get(key), (int, float))]
+
+
+def med(v):
+	return statistics.median(v) if v else None
+
+
+def cell(v, fmt='{:.0f}'):
+	if not v:
+		return 'n/a'
+	lo, hi = min(v), max(v)
+	return f'{fmt.format(med(v))} [{fmt.format(lo)}-{fmt.format(hi)}]'
+
+
+def ratio(a, b):
+	return f'{med(a) / med(b):.2f}x' if a and b and med(b) else 'n/a'
+
+
+def table(title, rows, header):
+	w0 = max(len(r[0]) for r in rows + [header])
+	widths = [w0] + [max(len(r[i]) for r in rows + [header]) for i in range(1, len(header))]
+	lines = [title, '  '.join(h.ljust(widths[i]) for i, h in enumerate(header))]
+	lines.append('  '.join('-' * w for w in widths))
+	for r in rows:
+		lines.append('  '.join(c.ljust(widths[i]) for i, c in enumerate(r)))
+	return '\n'.join(lines)
+
+
+def workload_table(name, raw):
+	wl = WORKLOADS[name]
+	runs = raw['workloads'][name]
+	b, o = runs['base'], runs['ours']
+	rows = []
+	for k, label in (('bc_p50', 'lateness p50 (us)'), ('bc_p90', 'lateness p90 (us)'),
+			 ('bc_p99', 'lateness p99 (us)'), ('bc_max', 'lateness max (us)'),
+			 ('control_p99', 'control p99, deep state off (us)')):
+		rows.append([label, cell(values(b, k)), cell(values(o, k)),
+			     ratio(values(o, k), values(b, k))])
+	rows.append(['p99 / control p99, same boot', cell(values(b, 'bc_over_control'), '{:.2f}x'),
+		     cell(values(o, 'bc_over_control'), '{:.2f}x'),
+		     ratio(values(o, 'bc_over_control'), values(b, 'bc_over_control'))])
+	if wl['arat']:
+		ab, ao = raw['arat'][name]['base'], raw['arat'][name]['ours']
+		rows.append(['control p99, ARAT same deep state (us)', cell(values(ab, 'bc_p99')),
+			     cell(values(ao, 'bc_p99')), ratio(values(ao, 'bc_p99'), values(ab, 'bc_p99'))])
+		rb = [x / y for x, y in zip(values(b, 'bc_p99'), values(ab, 'bc_p99'))]
+		ro = [x / y for x, y in zip(values(o, 'bc_p99'), values(ao, 'bc_p99'))]
+		rows.append(['p99 / ARAT p99, same run', cell(rb, '{:.2f}x'), cell(ro, '{:.2f}x'),
+			     ratio(ro, rb)])
+	for k, label in (('irq0_per_s', 'broadcast device irqs/s (IRQ0)'),
+			 ('loc_per_s', 'LOC irqs/s (local timer + wake IPIs)'),
+			 ('residency_pct', 'deep-idle residency (%)')):
+		fmt = '{:.1f}' if 'pct' in k else '{:.0f}'
+		rows.append([label, cell(values(b, k), fmt), cell(values(o, k), fmt),
+			     ratio(values(o, k), values(b, k))])
+	if wl['flavour'] == 'halt':
+		rows.append(['enter+exit pair, in-kernel loop (ns)', cell(values(b, 'kbench_pair_ns')),
+			     cell(values(o, 'kbench_pair_ns')),
+			     ratio(values(o, 'kbench_pair_ns'), values(b, 'kbench_pair_ns'))])
+		for fn, label in PROF_FUNCS.items():
+			k = f'prof_{fn}_ns'
+			rows.append([f'{label} (ns)', cell(values(b, k)), cell(values(o, k)),
+				     ratio(values(o, k), values(b, k))])
+		k = 'prof_lapic_timer_broadcast_per_s'
+		rows.append(['wake IPI sends/s (profiler run)', cell(values(b, k)), cell(values(o, k)),
+			     ratio(values(o, k), values(b, k))])
+	return table(f'== {name}: {wl["doc"]}, {len(b)}+{len(o)} runs: median [min-max] ==',
+		     rows, ['metric', 'base (upstream)', 'ours', 'ours/base'])
+
+
+def ours_stats_table(name, raw):
+	runs = [m for m in raw['workloads'][name]['ours'] if 'stats' in m]
+	if not runs:
+		return ''
+	keys = sorted({k for m in runs for k in m['stats']})
+	rows = [[k, cell([m['stats'].get(k, 0) for m in runs])] for k in keys
+		if any(m['stats'].get(k, 0) for m in runs)]
+	return table(f'-- {name}: ours, /sys/kernel/debug/tick_broadcast/stats over the '
+		     f'broadcast run, all CPUs --', rows, ['counter', 'median [min-max]'])
+
+
+def scaling_table(raw):
+	rows = []
+	for n in SCALING_SMP:
+		b, o = raw['scaling'][n]['base'], raw['scaling'][n]['ours']
+		row = [f'-smp {n}']
+		for k in ('prof_tick_handle_oneshot_broadcast_ns', 'prof___tick_broadcast_oneshot_control_ns',
+			  'bc_p99'):
+			row += [cell(values(b, k)), cell(values(o, k)), ratio(values(o, k), values(b, k))]
+		rows.append(row)
+	return table(f'== expiry and enter/exit cost against vCPUs (hpet-halt, {SCALING_RUNS} runs '
+		     'each) ==', rows,
+		     ['vCPUs', 'expiry base (ns)', 'expiry ours (ns)', 'ratio',
+		      'enter/exit base (ns)', 'enter/exit ours (ns)', 'ratio',
+		      'p99 base (us)', 'p99 ours (us)', 'ratio'])
+
+
+def core_table(raw):
+	runs = [m['core_bench'] for m in raw['workloads']['hpet-halt']['ours'] if 'core_bench' in m]
+	if not runs:
+		return 'core microbenchmark: no results'
+	rows = []
+	for i, (n, _, _) in enumerate(runs[0]):
+		e = [r[i][1] for r in runs if len(r) > i]
+		s = [r[i][2] for r in runs if len(r) > i]
+		rows.append([str(n), cell(e), cell(s), ratio(e, s)])
+	return table('== core expiry with n sleeping CPUs, one expired (KUnit '
+		     'tick_broadcast_core_bench, ns per call incl. the clock reads) ==', rows,
+		     ['n', 'ours: timerqueue', 'upstream shape: scan', 'ours/scan'])
+
+
+def plot(raw, path):
+	try:
+		import matplotlib
+		matplotlib.use('Agg')
+		import matplotlib.pyplot as plt
+	except ImportError:
+		return 'no plot: python3-matplotlib is not installed'
+	fig, axes = plt.subplots(1, len(WORKLOADS), figsize=(6 * len(WORKLOADS), 4.5))
+	for ax, name in zip(axes, WORKLOADS):
+		runs = raw['workloads'][name]
+		curves = [('upstream, broadcast', [s for m in runs['base'] for s in m['raw']['bc']]),
+			  ('ours, broadcast', [s for m in runs['ours'] for s in m['raw']['bc']]),
+			  ('control, deep state off',
+			   [s for t in TREES for m in runs[t] for s in m['raw']['control']])]
+		if WORKLOADS[name]['arat']:
+			curves.append(('control, ARAT same deep state',
+				       [s for t in TREES for m in raw['arat'][name][t]
+					for s in m['raw']['bc']]))
+		for label, v in curves:
+			if not v:
+				continue
+			v = sorted(max(x, 1) for x in v)
+			ax.plot(v, [(i + 1) / len(v) for i in range(len(v))], label=label)
+		ax.set_xscale('log')
+		ax.set_xlabel('timer lateness (us, log)')
+		ax.set_ylabel('CDF')
+		ax.set_title(name)
+		ax.grid(True, which='both', alpha=0.3)
+		ax.legend(loc='lower right', fontsize=8)
+	fig.tight_layout()
+	fig.savefig(path, dpi=100)
+	return f'lateness CDFs: {path}'
+
+
+def cmd_bench(args):
+	import tb
+	t0 = time.time()
+	tb.cmd_deps(depends={'/usr/lib/python3/dist-packages/matplotlib': 'python3-matplotlib'})
+	for tree in TREES:
+		tb.build(tree)
+	built = time.time() - t0
+	outroot = tb.CACHE / 'runs' / 'bench'
+	shutil.rmtree(outroot, ignore_errors=True)
+	outroot.mkdir(parents=True)
+	raw = run_all(tb, outroot)
+	(outroot / 'raw.json').write_text(json.dumps(raw, indent=1, default=str))
+	parts = ['Only ratios within this one run count: the machine is shared and noisy,',
+		 'and absolute figures drift between invocations. QEMU TCG, 2 host cores.', '']
+	for name in WORKLOADS:
+		parts += [workload_table(name, raw), '', ours_stats_table(name, raw), '']
+	parts += [scaling_table(raw), '', core_table(raw), '', plot(raw, outroot / 'lateness-cdf.png')]
+	parts.append(f'bench: {time.time() - t0:.0f} s (builds {built:.0f} s), raw data in {outroot}')
+	text = '\n'.join(parts)
+	(outroot / 'bench.txt').write_text(text + '\n')
+	print(text)
+
+
+def add_commands(sub):
+	s = sub.add_parser('bench', help='ours against the base, side by side')
+	s.set_defaults(fn=cmd_bench)
