@@ -14,7 +14,17 @@
  * device) and the irq descriptor lock (DYNIRQ affinity). The next period
  * is read through jiffies_seq, without jiffies_lock.
  * Wake IPIs are sent after it is dropped. A CPU's own local device is
- * only touched on that CPU, with interrupts disabled.
+ * only touched on that CPU, with interrupts disabled, after the lock is
+ * dropped too.
+ *
+ * The broadcast device is written under bc_dev_lock, which nests inside
+ * tick_broadcast_lock. On the idle and expiry paths the core's arming
+ * decision is only recorded under tick_broadcast_lock and written to the
+ * device after that lock is dropped (bc_dev_flush()): programming an HPET
+ * is several slow MMIO accesses, and every CPU entering or leaving deep
+ * idle would otherwise spin on the global lock meanwhile. Everywhere else
+ * bc_dev_sync() brings the device up to date under the global lock before
+ * touching it.
  */
 
 #include <linux/cpu.h>
@@ -25,6 +35,7 @@
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/seqlock.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 
@@ -46,6 +57,23 @@ static struct tick_device bc_tickdev;
 static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(tick_broadcast_lock);
 static struct tick_bc tick_bc;
 static DEFINE_PER_CPU(cpumask_var_t, tick_bc_wake);
+
+/*
+ * The arming the device is to get: written under tick_broadcast_lock
+ * (bc_req_seq counts the requests), written to the device under
+ * bc_dev_lock, which records the request it wrote last in bc_req_done.
+ * KTIME_MAX: disarmed, nothing to write but next_event.
+ */
+static DEFINE_RAW_SPINLOCK(bc_dev_lock);
+static seqcount_raw_spinlock_t bc_req_seq =
+	SEQCNT_RAW_SPINLOCK_ZERO(bc_req_seq, &tick_broadcast_lock);
+static struct {
+	ktime_t		expires;
+	unsigned int	cpu;
+} bc_req;
+static unsigned int bc_req_done;
+/* Under tick_broadcast_lock: the lock holder flushes the request itself. */
+static bool bc_req_defer;
 
 #ifdef CONFIG_TICK_ONESHOT
 static DEFINE_PER_CPU(struct clock_event_device *, tick_wakeup_dev);
@@ -82,16 +110,98 @@ static void bc_set_affinity(struct clock_event_device *bc, unsigned int cpu)
 	irq_set_affinity(bc->irq, mask);
 }
 
+/* Called with bc_dev_lock held. */
+static void bc_dev_write(ktime_t expires, unsigned int cpu)
+{
+	struct clock_event_device *bc = bc_dev();
+
+	if (expires == KTIME_MAX) {
+		bc->next_event = KTIME_MAX;
+		return;
+	}
+	if (!clockevent_state_oneshot(bc))
+		clockevents_switch_state(bc, CLOCK_EVT_STATE_ONESHOT);
+	clockevents_program_event(bc, expires, true);
+	bc_set_affinity(bc, cpu);
+}
+
+/* Called with tick_broadcast_lock held: the device is up to date after. */
+static void bc_dev_sync(void)
+{
+	unsigned int seq = raw_read_seqcount(&bc_req_seq);
+
+	raw_spin_lock(&bc_dev_lock);
+	if (bc_req_done != seq) {
+		bc_dev_write(bc_req.expires, bc_req.cpu);
+		WRITE_ONCE(bc_req_done, seq);
+	}
+	raw_spin_unlock(&bc_dev_lock);
+}
+
+/*
+ * Called after dropping tick_broadcast_lock, interrupts disabled. Writes
+ * the latest request, unless another CPU is writing the device: that one
+ * checks for newer requests after unlocking, and the barriers make sure
+ * it sees ours (ours: request, mb, trylock; its: unlock, mb, read).
+ */
+static void bc_dev_flush(void)
+{
+	unsigned int seq;
+	ktime_t expires;
+	unsigned int cpu;
+
+	for (;;) {
+		/* Orders our request or unlock before the check; see above. */
+		smp_mb();
+		if (READ_ONCE(bc_req_done) == raw_read_seqcount(&bc_req_seq))
+			return;
+		if (!raw_spin_trylock(&bc_dev_lock))
+			return;
+		do {
+			seq = read_seqcount_begin(&bc_req_seq);
+			expires = bc_req.expires;
+			cpu = bc_req.cpu;
+		} while (read_seqcount_retry(&bc_req_seq, seq));
+		if (bc_req_done != seq) {
+			bc_dev_write(expires, cpu);
+			WRITE_ONCE(bc_req_done, seq);
+		}
+		raw_spin_unlock(&bc_dev_lock);
+	}
+}
+
+/* Called with tick_broadcast_lock held. */
+static void bc_req_post(ktime_t expires, unsigned int cpu)
+{
+	write_seqcount_begin(&bc_req_seq);
+	bc_req.expires = expires;
+	bc_req.cpu = cpu;
+	write_seqcount_end(&bc_req_seq);
+	if (!bc_req_defer)
+		bc_dev_sync();
+}
+
+/*
+ * Deferred writes only for a real device: the hrtimer pseudo device's
+ * owner must be known as soon as it is armed.
+ */
+static void bc_req_defer_begin(void)
+{
+	bc_req_defer = !bc_is_hrtimer(bc_dev());
+}
+
+static void bc_req_defer_end(void)
+{
+	bc_req_defer = false;
+}
+
 static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 {
 	struct clock_event_device *bc = bc_dev();
 	int owner = READ_ONCE(bc->bound_on);
 
 	trace_tick_bc_program(expires, cpu);
-	if (!clockevent_state_oneshot(bc))
-		clockevents_switch_state(bc, CLOCK_EVT_STATE_ONESHOT);
-	clockevents_program_event(bc, expires, true);
-	bc_set_affinity(bc, cpu);
+	bc_req_post(expires, cpu);
 	if (owner != READ_ONCE(bc->bound_on))
 		trace_tick_bc_duty(owner, READ_ONCE(bc->bound_on), BC_DUTY_ARM);
 }
@@ -109,14 +219,17 @@ static const struct tick_bc_ops tick_bc_ops = {
 static void bc_shutdown(struct clock_event_device *bc, bool suspend)
 {
 	trace_tick_bc_shutdown(suspend);
+	bc_dev_sync();
 	clockevents_shutdown(bc);
 	tick_bc_disarmed(&tick_bc);
 }
 
 static void bc_start_periodic(struct clock_event_device *bc)
 {
-	if (bc)
+	if (bc) {
+		bc_dev_sync();
 		tick_setup_periodic(bc, 1);
+	}
 }
 
 /* Send the wake IPIs through the tick device of the first CPU of @mask. */
@@ -202,6 +315,7 @@ int tick_broadcast_update_freq(struct clock_event_device *dev, u32 freq)
 		return -ENODEV;
 
 	raw_spin_lock(&tick_broadcast_lock);
+	bc_dev_sync();
 	ret = __clockevents_update_freq(dev, freq);
 	raw_spin_unlock(&tick_broadcast_lock);
 	return ret;
@@ -280,6 +394,8 @@ static bool bc_install(struct clock_event_device *dev, int cpu,
 
 	trace_tick_bc_device(dev->name, cur ? cur->name : "", dev->rating,
 			     BC_ROLE_BROADCAST, cpu);
+	if (cur)
+		bc_dev_sync();
 	__clockevents_exchange_device(cur, dev);
 	if (cur)
 		cur->event_handler = clockevents_handle_noop;
@@ -443,6 +559,7 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 	}
 	local = tick_bc_periodic_wake(&tick_bc, smp_processor_id(), cpumask_bits(wake));
 	/* Periodic mode emulated on a oneshot device: arm the next tick. */
+	bc_dev_sync();
 	if (clockevent_state_oneshot(dev))
 		clockevents_program_event(dev, ktime_add_ns(dev->next_event, TICK_NSEC), true);
 	bc_account_irq(wake, local, trace_tick_bc_periodic_enabled() ? ktime_get() : 0,
@@ -579,6 +696,7 @@ bool tick_resume_check_broadcast(void)
 
 static void __tick_resume_broadcast(struct clock_event_device *bc)
 {
+	bc_dev_sync();
 	clockevents_tick_resume(bc);
 	if (bc_periodic_mode()) {
 		if (!tick_bc_periodic_empty(&tick_bc))
@@ -661,13 +779,17 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 	bool local;
 
 	raw_spin_lock(&tick_broadcast_lock);
-	dev->next_event = KTIME_MAX;
+	bc_req_defer_begin();
+	/* It fired: disarmed, unless the expiry arms it again. */
+	bc_req_post(KTIME_MAX, smp_processor_id());
 	now = ktime_get();
 	local = tick_bc_expire(&tick_bc, smp_processor_id(), now, cpumask_bits(wake));
+	bc_req_defer_end();
 	bc_account_irq(wake, local, now, tick_bc.armed, false);
 	raw_spin_unlock(&tick_broadcast_lock);
 
 	bc_send_ipis(wake);
+	bc_dev_flush();
 	/*
 	 * This CPU's own event: run its handler here, not by IPI, and not
 	 * under the lock, which switching to oneshot mode takes.
@@ -776,25 +898,44 @@ static int wakeup_dev_control(enum tick_broadcast_state state,
 	return clockevent_get_state(wd) == CLOCK_EVT_STATE_ONESHOT ? 0 : -ENODEV;
 }
 
+/*
+ * The decisions are taken under the lock, the local device is switched
+ * after it: it belongs to this CPU, which runs with interrupts disabled,
+ * and nobody else touches it. Each access to it is an MMIO write on x86,
+ * slow under virtualisation; the shorter the lock is held, the less the
+ * other CPUs spin for it (see Documentation/timers/tick-broadcast.rst).
+ */
 static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 {
 	enum tick_bc_enter_result r;
 	bool stop_local;
 
+	raw_spin_lock(&tick_broadcast_lock);
+	bc_req_defer_begin();
 	r = tick_bc_enter(&tick_bc, cpu, dev->next_event, &stop_local);
+	bc_req_defer_end();
+	/* Under the lock, so that the events come in the order decided. */
+	trace_tick_bc_enter(cpu, dev->next_event, r);
+	raw_spin_unlock(&tick_broadcast_lock);
+
+	bc_dev_flush();
 	if (stop_local)
 		clockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);
-	trace_tick_bc_enter(cpu, dev->next_event, r);
 	tick_bc_stats_enter(r);
 	return tick_bc_enter_refused(r) ? -EBUSY : 0;
 }
 
 static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t now)
 {
-	enum tick_bc_exit_action a = tick_bc_exit(&tick_bc, cpu, dev->next_event, now);
+	enum tick_bc_exit_action a;
+	ktime_t slept_until;
 
+	raw_spin_lock(&tick_broadcast_lock);
+	a = tick_bc_exit(&tick_bc, cpu, dev->next_event, now);
+	slept_until = tick_bc_slept_until(&tick_bc, cpu);
 	trace_tick_bc_exit(cpu, dev->next_event, a);
-	tick_bc_stats_exit(a, ktime_sub(now, tick_bc_slept_until(&tick_bc, cpu)));
+	raw_spin_unlock(&tick_broadcast_lock);
+
 	switch (a) {
 	case TICK_BC_EXIT_NONE:
 		break;
@@ -810,6 +951,7 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
 	default:
 		break;
 	}
+	tick_bc_stats_exit(a, ktime_sub(now, slept_until));
 }
 
 /**
@@ -832,7 +974,6 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 	struct tick_device *td = this_cpu_ptr(&tick_cpu_device);
 	unsigned int cpu = smp_processor_id();
 	ktime_t now;
-	int ret;
 
 	/*
 	 * With interrupts on, the broadcast interrupt could run its expiry
@@ -852,21 +993,15 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 		return -EBUSY;
 	}
 
-	if (state == TICK_BROADCAST_ENTER) {
-		raw_spin_lock(&tick_broadcast_lock);
-		ret = bc_enter(td->evtdev, cpu);
-		raw_spin_unlock(&tick_broadcast_lock);
-		return ret;
-	}
+	if (state == TICK_BROADCAST_ENTER)
+		return bc_enter(td->evtdev, cpu);
 
 	/*
 	 * Read the clock before taking the lock, not under it: an earlier
 	 * "now" can only turn a force into a reprogram, which is always safe.
 	 */
 	now = ktime_get();
-	raw_spin_lock(&tick_broadcast_lock);
 	bc_exit(td->evtdev, cpu, now);
-	raw_spin_unlock(&tick_broadcast_lock);
 	return 0;
 }
 
