@@ -371,6 +371,12 @@ def core_table(raw):
 def plot(raw, path):
 	try:
 		import matplotlib
+	except ImportError:
+		# Debian's python3-matplotlib, seen from another python3 (pyenv).
+		import sys
+		sys.path.append('/usr/lib/python3/dist-packages')
+	try:
+		import matplotlib
 		matplotlib.use('Agg')
 		import matplotlib.pyplot as plt
 	except ImportError:
