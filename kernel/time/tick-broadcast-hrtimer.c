@@ -14,7 +14,6 @@
 #include <linux/clockchips.h>
 #include <linux/hrtimer.h>
 #include <linux/init.h>
-
 #include "tick-internal.h"
 
 static struct hrtimer bc_timer;
@@ -41,21 +40,25 @@ static int bc_hrtimer_set_next(ktime_t expires, struct clock_event_device *dev)
 	return 0;
 }
 
+/*
+ * Programmed in ktime directly: the tick limits and the 1:1 conversion
+ * only serve /proc/timer_list and the generic sanity checks.
+ */
 static struct clock_event_device bc_hrtimer_dev = {
 	.name			= "bc_hrtimer",
-	.features		= CLOCK_EVT_FEAT_ONESHOT | CLOCK_EVT_FEAT_KTIME |
-				  CLOCK_EVT_FEAT_HRTIMER,
-	.set_state_shutdown	= bc_hrtimer_shutdown,
-	.set_next_ktime		= bc_hrtimer_set_next,
 	.rating			= 0,
+	.features		= CLOCK_EVT_FEAT_HRTIMER | CLOCK_EVT_FEAT_KTIME |
+				  CLOCK_EVT_FEAT_ONESHOT,
+	.cpumask		= cpu_possible_mask,
 	.bound_on		= -1,
+	.set_next_ktime		= bc_hrtimer_set_next,
+	.set_state_shutdown	= bc_hrtimer_shutdown,
+	.max_delta_ns		= KTIME_MAX,
+	.min_delta_ns		= 1,
+	.max_delta_ticks	= ULONG_MAX,
+	.min_delta_ticks	= 1,
 	.mult			= 1,
 	.shift			= 0,
-	.min_delta_ns		= 1,
-	.min_delta_ticks	= 1,
-	.max_delta_ns		= KTIME_MAX,
-	.max_delta_ticks	= ULONG_MAX,
-	.cpumask		= cpu_possible_mask,
 };
 
 /* Named as upstream's: /proc/timer_list shows it in the owner's queue. */

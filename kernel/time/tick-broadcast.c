@@ -558,8 +558,11 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 		return;
 	}
 	local = tick_bc_periodic_wake(&tick_bc, smp_processor_id(), cpumask_bits(wake));
-	/* Periodic mode emulated on a oneshot device: arm the next tick. */
-	bc_dev_sync();
+	/*
+	 * Periodic mode emulated on a oneshot device: arm the next tick.
+	 * Nothing is deferred in periodic mode (the core arms the device
+	 * only in oneshot mode), so the device is ours under the lock.
+	 */
 	if (clockevent_state_oneshot(dev))
 		clockevents_program_event(dev, ktime_add_ns(dev->next_event, TICK_NSEC), true);
 	bc_account_irq(wake, local, trace_tick_bc_periodic_enabled() ? ktime_get() : 0,

@@ -151,6 +151,22 @@ static bool expired_seen(void)
 #define EXPECT_REC(test, r, what)					\
 	KUNIT_ASSERT_NOT_NULL_MSG(test, r, "no %s event recorded", what)
 
+/* The first ENTER queues @cpu for @t, programming the device inside it. */
+static void expect_program_enter(struct kunit *test, unsigned int cpu, ktime_t t)
+{
+	struct rec *r = rec_at(0);
+
+	EXPECT_REC(test, r, "program");
+	KUNIT_EXPECT_EQ(test, r->type, REC_PROGRAM);
+	KUNIT_EXPECT_EQ(test, r->t, t);
+	KUNIT_EXPECT_EQ(test, r->result, (int)cpu);
+	r = rec_at(1);
+	EXPECT_REC(test, r, "enter");
+	KUNIT_EXPECT_EQ(test, r->type, REC_ENTER);
+	KUNIT_EXPECT_EQ(test, r->t, t);
+	KUNIT_EXPECT_EQ(test, r->result, TICK_BC_ENTER_QUEUED);
+}
+
 /*
  * Woken early by another interrupt: ENTER queues the CPU and programs the
  * device for its event, EXIT reprograms the local device. No expiry.
@@ -195,17 +211,7 @@ static void trace_enter_exit_early(struct kunit *test)
 	trace_detach(test);
 
 	KUNIT_EXPECT_EQ(test, ret, 0);
-	/* The device is programmed inside the enter, before its event. */
-	r = rec_at(0);
-	EXPECT_REC(test, r, "program");
-	KUNIT_EXPECT_EQ(test, r->type, REC_PROGRAM);
-	KUNIT_EXPECT_EQ(test, r->t, t);
-	KUNIT_EXPECT_EQ(test, r->result, (int)cpu);
-	r = rec_at(1);
-	EXPECT_REC(test, r, "enter");
-	KUNIT_EXPECT_EQ(test, r->type, REC_ENTER);
-	KUNIT_EXPECT_EQ(test, r->t, t);
-	KUNIT_EXPECT_EQ(test, r->result, TICK_BC_ENTER_QUEUED);
+	expect_program_enter(test, cpu, t);
 	/*
 	 * Then the exit. Another CPU's broadcast interrupt (one armed at
 	 * boot, say) may re-arm the device for this CPU meanwhile: a program
@@ -286,17 +292,7 @@ static void trace_enter_expire_exit(struct kunit *test)
 	trace_detach(test);
 
 	KUNIT_EXPECT_EQ(test, ret, 0);
-	/* The device is programmed inside the enter, before its event. */
-	r = rec_at(0);
-	EXPECT_REC(test, r, "program");
-	KUNIT_EXPECT_EQ(test, r->type, REC_PROGRAM);
-	KUNIT_EXPECT_EQ(test, r->t, t);
-	KUNIT_EXPECT_EQ(test, r->result, (int)cpu);
-	r = rec_at(1);
-	EXPECT_REC(test, r, "enter");
-	KUNIT_EXPECT_EQ(test, r->type, REC_ENTER);
-	KUNIT_EXPECT_EQ(test, r->t, t);
-	KUNIT_EXPECT_EQ(test, r->result, TICK_BC_ENTER_QUEUED);
+	expect_program_enter(test, cpu, t);
 
 	for (i = 2; (r = rec_at(i)); i++) {
 		if (r->type == REC_EXPIRE && woken_at < 0)
