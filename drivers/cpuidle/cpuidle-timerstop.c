@@ -39,6 +39,7 @@
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/cpufeature.h>
 #include <linux/cpuidle.h>
 #include <linux/init.h>
 #include <linux/module.h>
@@ -48,7 +49,6 @@
 
 #ifdef CONFIG_X86
 #include <asm/apic.h>
-#include <asm/cpufeature.h>
 #include <asm/irqflags.h>
 #endif
 

@@ -25,8 +25,8 @@
  *              keyed by their wakeup time. The device is armed for the
  *              leftmost node. Expiry pops the expired nodes from the left:
  *              its cost follows the number of CPUs that expired, not the
- *              number that sleep (upstream scans every sleeping CPU and
- *              reads each one's tick device, a remote cache line apiece).
+ *              number that sleep, and it reads no other CPU's tick device
+ *              (a remote cache line apiece).
  *   oneshot    bitmap: CPUs relying on the oneshot broadcast right now
  *              (between enter and exit, or handed over at the switch from
  *              periodic mode until they switch themselves).
@@ -38,7 +38,7 @@
  *              and the next expiry wakes them whatever their time.
  *   on         bitmap: CPUs that asked for broadcast (ON or FORCE).
  *   periodic   bitmap: CPUs whose periodic tick comes from the broadcast
- *              device (upstream's tick_broadcast_mask).
+ *              device (tick_get_broadcast_mask()).
  *   armed      what the device is armed for, KTIME_MAX when it is not.
  *
  * Invariants, after every function returns:
@@ -65,9 +65,9 @@
  *     +-------------------------------------------------<--+
  *                                   (resume, no reprogram)
  *
- * Enter with t == KTIME_MAX sleeps without a queue node: nothing wakes
- * the CPU but an unrelated interrupt, as upstream (the tick is stopped and
- * no timer is queued).
+ * Enter with t == KTIME_MAX sleeps without a queue node: the tick is
+ * stopped and no timer is queued, so nothing wakes the CPU but an
+ * unrelated interrupt.
  *
  * Lifetime
  * --------
@@ -117,21 +117,20 @@
  *
  *    Reprogramming instead would let CPU1 re-enter deep idle, re-arm the
  *    broadcast device for the same expired time and ping-pong. An enter
- *    while forced is refused (BUSY_FORCED) and, unlike upstream, leaves no
- *    trace: the CPU is not added to the oneshot mask and its local device
- *    is not stopped (upstream behaviour 53 left it in the mask with the
- *    device down, and a later enter then found its bit set and armed
- *    nothing).
+ *    while forced is refused (BUSY_FORCED) and leaves no trace: the CPU
+ *    is not added to the oneshot mask and its local device is not
+ *    stopped. Left in the mask with its device down, the CPU would have a
+ *    later enter find its bit set and arm nothing.
  *
  * 3) The IPI is sent outside the lock. Between unlock and IPI, a popped
  *    CPU may exit (race 1) and even enter again with a new time; the late
  *    IPI then wakes it early, once, and it goes back to sleep through the
- *    normal path. Nothing is lost, and enter/exit on other CPUs no longer
- *    wait for IPIs to be sent (upstream sends them under the lock).
+ *    normal path. Nothing is lost, and enter/exit on other CPUs do not
+ *    wait for IPIs to be sent.
  *
- * 4) Woken CPUs are not woken again. Upstream leaves a woken CPU in the
- *    oneshot mask with its expired time until its exit, so every expiry in
- *    between sends it one more IPI; here it leaves the queue when popped.
+ * 4) Woken CPUs are not woken again. A woken CPU leaves the queue when
+ *    expiry pops it, so the expiries between that and its exit send it no
+ *    further IPI although it stays in the oneshot mask.
  *
  * 5) The hrtimer pseudo device runs on some awake CPU. The CPU holding the
  *    timer must not go deep (tick_bc_owner_busy()), and a CPU that arms it
@@ -144,8 +143,8 @@
  *    otherwise program its stopped local device.
  *
  * 7) The last TICK_BROADCAST_OFF in oneshot mode while others sleep: the
- *    device stays armed (upstream shut it down, stranding the sleepers
- *    until some other interrupt came).
+ *    device stays armed: shutting it down would strand the sleepers until
+ *    some other interrupt came.
  */
 
 #include <linux/bitmap.h>
@@ -299,8 +298,8 @@ void tick_bc_set_device(struct tick_bc *bc, bool present, bool hrtimer)
  *
  * If anybody relies on the oneshot broadcast, the device is armed for
  * time 0, in the past, so that it fires as soon as it can and expiry
- * re-evaluates every sleeper (upstream behaviour 9). The interrupt goes
- * to the first CPU relying on it.
+ * re-evaluates every sleeper. The interrupt goes to the first CPU relying
+ * on it.
  *
  * Return: true if the device was armed.
  */

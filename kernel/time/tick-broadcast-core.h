@@ -39,34 +39,67 @@ enum tick_bc_mode {
 	TICK_BC_ONESHOT,
 };
 
-/**
- * enum tick_bc_enter_result - what became of a CPU's tick_bc_enter()
- * @TICK_BC_ENTER_QUEUED:	it sleeps on the oneshot broadcast (queued,
- *				or without a wakeup time)
- * @TICK_BC_ENTER_PENDING:	it was woken already and its IPI is on its
- *				way; nothing to arm
- * @TICK_BC_ENTER_PERIODIC:	the periodic broadcast tick serves it
- * @TICK_BC_ENTER_BUSY_NODEV:	refused: no broadcast device (decided by
- *				the caller, never returned by the core)
- * @TICK_BC_ENTER_BUSY_OWNER:	refused: it holds the hrtimer broadcast
- * @TICK_BC_ENTER_BUSY_FORCED:	refused: its event expired at an earlier
- *				exit and has not been delivered yet
- * @TICK_BC_ENTER_BUSY_HRTIMER:	refused: periodic broadcast through the
- *				hrtimer device, which runs on a CPU that may
- *				want to sleep too
- * @TICK_BC_ENTER_NR:		number of results
+/*
+ * The results of tick_bc_enter() and the actions of tick_bc_exit(), in
+ * order, each with the one name that the trace events and the statistics
+ * use for it. A user defines tick_bc_name(e, name) and, for the last
+ * entry, tick_bc_name_end(e, name) (the trace event decoders need a list
+ * without a trailing comma), then expands the list.
  *
- * The values are part of the tick_bc:tick_bc_enter trace event.
+ * Enter results:
+ *
+ *   queued		it sleeps on the oneshot broadcast (queued, or
+ *			without a wakeup time)
+ *   pending		it was woken already and its IPI is on its way;
+ *			nothing to arm
+ *   periodic		the periodic broadcast tick serves it
+ *   busy_nodev		refused: no broadcast device (decided by the
+ *			caller, never returned by the core)
+ *   busy_owner		refused: it holds the hrtimer broadcast
+ *   busy_forced	refused: its event expired at an earlier exit and
+ *			has not been delivered yet
+ *   busy_hrtimer	refused: periodic broadcast through the hrtimer
+ *			device, which runs on a CPU that may want to sleep
+ *			too
+ *
+ * The refusals come last (tick_bc_enter_refused()). A refused CPU keeps
+ * its local device running and needs no exit.
+ *
+ * Exit actions, what becomes of the CPU's local device:
+ *
+ *   none		the CPU was not relying on broadcast: nothing
+ *   woken		the broadcast woke it and the IPI is on its way:
+ *			switch the device back to oneshot, do not program it
+ *   no_event		it had no event: switch back, nothing to program
+ *   forced		its event expired before the broadcast interrupt
+ *			came, which will deliver it: switch back, do not
+ *			program it
+ *   reprogram		woken early by something else: switch back and
+ *			program it for the CPU's next event
  */
+#define TICK_BC_ENTER_RESULTS						\
+	tick_bc_name(TICK_BC_ENTER_QUEUED,		"queued")	\
+	tick_bc_name(TICK_BC_ENTER_PENDING,		"pending")	\
+	tick_bc_name(TICK_BC_ENTER_PERIODIC,		"periodic")	\
+	tick_bc_name(TICK_BC_ENTER_BUSY_NODEV,		"busy_nodev")	\
+	tick_bc_name(TICK_BC_ENTER_BUSY_OWNER,		"busy_owner")	\
+	tick_bc_name(TICK_BC_ENTER_BUSY_FORCED,		"busy_forced")	\
+	tick_bc_name_end(TICK_BC_ENTER_BUSY_HRTIMER,	"busy_hrtimer")
+
+#define TICK_BC_EXIT_ACTIONS						\
+	tick_bc_name(TICK_BC_EXIT_NONE,			"none")		\
+	tick_bc_name(TICK_BC_EXIT_WOKEN,		"woken")	\
+	tick_bc_name(TICK_BC_EXIT_NO_EVENT,		"no_event")	\
+	tick_bc_name(TICK_BC_EXIT_FORCED,		"forced")	\
+	tick_bc_name_end(TICK_BC_EXIT_REPROGRAM,	"reprogram")
+
+#define tick_bc_name(e, ...)	e,
+#define tick_bc_name_end	tick_bc_name
+
+/* The values are part of the tick_bc:tick_bc_enter trace event. */
 enum tick_bc_enter_result {
-	TICK_BC_ENTER_QUEUED,
-	TICK_BC_ENTER_PENDING,
-	TICK_BC_ENTER_PERIODIC,
-	TICK_BC_ENTER_BUSY_NODEV,
-	TICK_BC_ENTER_BUSY_OWNER,
-	TICK_BC_ENTER_BUSY_FORCED,
-	TICK_BC_ENTER_BUSY_HRTIMER,
-	TICK_BC_ENTER_NR,
+	TICK_BC_ENTER_RESULTS
+	TICK_BC_ENTER_NR
 };
 
 /* The CPU must keep its local device running, and needs no exit. */
@@ -75,31 +108,14 @@ static inline bool tick_bc_enter_refused(enum tick_bc_enter_result r)
 	return r >= TICK_BC_ENTER_BUSY_NODEV;
 }
 
-/**
- * enum tick_bc_exit_action - what tick_bc_exit() asks of the local device
- * @TICK_BC_EXIT_NONE:		the CPU was not relying on broadcast: nothing
- * @TICK_BC_EXIT_WOKEN:		the broadcast woke it and the IPI is on its
- *				way: switch the device back to oneshot, do
- *				not program it
- * @TICK_BC_EXIT_NO_EVENT:	it had no event: switch back, nothing to
- *				program
- * @TICK_BC_EXIT_FORCED:	its event expired before the broadcast
- *				interrupt came, which will deliver it: switch
- *				back, do not program it
- * @TICK_BC_EXIT_REPROGRAM:	woken early by something else: switch back
- *				and program it for the CPU's next event
- * @TICK_BC_EXIT_NR:		number of actions
- *
- * The values are part of the tick_bc:tick_bc_exit trace event.
- */
+/* The values are part of the tick_bc:tick_bc_exit trace event. */
 enum tick_bc_exit_action {
-	TICK_BC_EXIT_NONE,
-	TICK_BC_EXIT_WOKEN,
-	TICK_BC_EXIT_NO_EVENT,
-	TICK_BC_EXIT_FORCED,
-	TICK_BC_EXIT_REPROGRAM,
-	TICK_BC_EXIT_NR,
+	TICK_BC_EXIT_ACTIONS
+	TICK_BC_EXIT_NR
 };
+
+#undef tick_bc_name
+#undef tick_bc_name_end
 
 /**
  * struct tick_bc_change - what tick_bc_control() changed

@@ -61,7 +61,7 @@ static struct clock_event_device bc_hrtimer_dev = {
 	.shift			= 0,
 };
 
-/* Named as upstream's: /proc/timer_list shows it in the owner's queue. */
+/* /proc/timer_list shows the timer in its owner's queue by this name. */
 static enum hrtimer_restart bc_handler(struct hrtimer *timer)
 {
 	bc_hrtimer_dev.event_handler(&bc_hrtimer_dev);

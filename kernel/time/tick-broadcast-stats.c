@@ -17,22 +17,16 @@
 
 DEFINE_PER_CPU(struct tick_bc_stats, tick_bc_stats);
 
+#define tick_bc_name(e, name)	\
+	[e] = name,
+#define tick_bc_name_end	tick_bc_name
+
 static const char * const enter_names[TICK_BC_ENTER_NR] = {
-	[TICK_BC_ENTER_QUEUED]		= "queued",
-	[TICK_BC_ENTER_PENDING]		= "pending",
-	[TICK_BC_ENTER_PERIODIC]	= "periodic",
-	[TICK_BC_ENTER_BUSY_NODEV]	= "busy_nodev",
-	[TICK_BC_ENTER_BUSY_OWNER]	= "busy_owner",
-	[TICK_BC_ENTER_BUSY_FORCED]	= "busy_forced",
-	[TICK_BC_ENTER_BUSY_HRTIMER]	= "busy_hrtimer",
+	TICK_BC_ENTER_RESULTS
 };
 
 static const char * const exit_names[TICK_BC_EXIT_NR] = {
-	[TICK_BC_EXIT_NONE]		= "none",
-	[TICK_BC_EXIT_WOKEN]		= "woken_ipi",
-	[TICK_BC_EXIT_NO_EVENT]		= "woken_other_no_event",
-	[TICK_BC_EXIT_FORCED]		= "forced",
-	[TICK_BC_EXIT_REPROGRAM]	= "woken_other",
+	TICK_BC_EXIT_ACTIONS
 };
 
 static const char * const late_names[TICK_BC_LATE_BUCKETS] = {

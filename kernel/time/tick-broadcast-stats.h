@@ -20,8 +20,8 @@
  * struct tick_bc_stats - what happened on one CPU
  * @enter:	tick_broadcast_enter() calls by result (refusals included)
  * @exit:	tick_broadcast_exit() calls by action: woken by the broadcast
- *		IPI, by another interrupt (reprogram, no event), or after its
- *		event expired (forced)
+ *		IPI (woken), by another interrupt (reprogram, no_event), or
+ *		after its event expired (forced)
  * @irqs:	broadcast device interrupts handled on this CPU
  * @woken:	CPUs those interrupts woke, this one included
  * @late:	lateness of the broadcast wakeups of this CPU, seen at exit,

@@ -46,10 +46,6 @@
 #define CREATE_TRACE_POINTS
 #include <trace/events/tick_bc.h>
 
-/* The trace events decode the core's results by number. */
-static_assert(TICK_BC_ENTER_BUSY_HRTIMER == 6 && TICK_BC_ENTER_NR == 7);
-static_assert(TICK_BC_EXIT_REPROGRAM == 4 && TICK_BC_EXIT_NR == 5);
-
 enum { BC_DUTY_ARM, BC_DUTY_PULL };
 enum { BC_ROLE_BROADCAST, BC_ROLE_WAKEUP };
 
@@ -138,6 +134,18 @@ static void bc_dev_sync(void)
 	raw_spin_unlock(&bc_dev_lock);
 }
 
+/* Called with tick_broadcast_lock held. */
+static void bc_req_post(ktime_t expires, unsigned int cpu)
+{
+	write_seqcount_begin(&bc_req_seq);
+	bc_req.expires = expires;
+	bc_req.cpu = cpu;
+	write_seqcount_end(&bc_req_seq);
+	if (!bc_req_defer)
+		bc_dev_sync();
+}
+
+#ifdef CONFIG_TICK_ONESHOT
 /*
  * Called after dropping tick_broadcast_lock, interrupts disabled. Writes
  * the latest request, unless another CPU is writing the device: that one
@@ -170,17 +178,6 @@ static void bc_dev_flush(void)
 	}
 }
 
-/* Called with tick_broadcast_lock held. */
-static void bc_req_post(ktime_t expires, unsigned int cpu)
-{
-	write_seqcount_begin(&bc_req_seq);
-	bc_req.expires = expires;
-	bc_req.cpu = cpu;
-	write_seqcount_end(&bc_req_seq);
-	if (!bc_req_defer)
-		bc_dev_sync();
-}
-
 /*
  * Deferred writes only for a real device: the hrtimer pseudo device's
  * owner must be known as soon as it is armed.
@@ -194,6 +191,7 @@ static void bc_req_defer_end(void)
 {
 	bc_req_defer = false;
 }
+#endif /* CONFIG_TICK_ONESHOT */
 
 static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 {
@@ -1056,14 +1054,9 @@ bool tick_broadcast_oneshot_available(void)
 
 #else /* !CONFIG_TICK_ONESHOT */
 
-/**
- * __tick_broadcast_oneshot_control - enter or leave a timer-stopping state
- * @state:	TICK_BROADCAST_ENTER or TICK_BROADCAST_EXIT
- *
- * Without oneshot ticks, the periodic broadcast ticks sleeping CPUs.
- *
- * Return: -EBUSY without a broadcast device or with the hrtimer one,
- * else 0.
+/*
+ * Without oneshot ticks, the periodic broadcast ticks sleeping CPUs:
+ * -EBUSY without a broadcast device or with the hrtimer one, else 0.
  */
 int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 {

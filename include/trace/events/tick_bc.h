@@ -17,21 +17,32 @@
 #include <linux/tracepoint.h>
 
 /*
- * The decoded values of enum tick_bc_enter_result and enum
- * tick_bc_exit_action (kernel/time/tick-broadcast-core.h, which checks at
- * build time that the numbers match) and of the broadcast modes.
+ * The results of tick_bc_enter() and the actions of tick_bc_exit(), decoded
+ * with their names in TICK_BC_ENTER_RESULTS and TICK_BC_EXIT_ACTIONS, which
+ * kernel/time/tick-broadcast-core.h defines; every user of these events
+ * includes it first.
  */
-#define tick_bc_show_enter_result(r)					\
-	__print_symbolic(r, { 0, "queued" }, { 1, "pending" },		\
-			 { 2, "periodic" }, { 3, "busy-nodev" },		\
-			 { 4, "busy-owner" }, { 5, "busy-forced" },		\
-			 { 6, "busy-hrtimer" })
+#ifndef TICK_BC_ENTER_RESULTS
+#error "include kernel/time/tick-broadcast-core.h before this header"
+#endif
 
-#define tick_bc_show_exit_action(a)					\
-	__print_symbolic(a, { 0, "none" }, { 1, "woken" },		\
-			 { 2, "no-event" }, { 3, "forced" },		\
-			 { 4, "reprogram" })
+#undef tick_bc_name
+#undef tick_bc_name_end
+#define tick_bc_name(e, ...)		TRACE_DEFINE_ENUM(e);
+#define tick_bc_name_end		tick_bc_name
 
+TICK_BC_ENTER_RESULTS
+TICK_BC_EXIT_ACTIONS
+
+#undef tick_bc_name
+#undef tick_bc_name_end
+#define tick_bc_name(e, name)		{ e, name },
+#define tick_bc_name_end(e, name)	{ e, name }
+
+#define tick_bc_show_enter_result(r)	__print_symbolic(r, TICK_BC_ENTER_RESULTS)
+#define tick_bc_show_exit_action(a)	__print_symbolic(a, TICK_BC_EXIT_ACTIONS)
+
+/* The decoded values of the duty reasons and device roles. */
 #define tick_bc_show_duty_reason(r)					\
 	__print_symbolic(r, { 0, "arm" }, { 1, "pull" })
 

@@ -6,8 +6,9 @@
  * interrupts disabled, the pair cpuidle makes around every
  * CPUIDLE_FLAG_TIMER_STOP state.
  *
- * The case skips unless tick_broadcast_bench_kunit.loops=N is given on the
- * command line (make bench boots with it). It prints one line,
+ * The case is marked slow, and it skips unless
+ * tick_broadcast_bench_kunit.loops=N is given on the kernel command line.
+ * It prints one line,
  *
  *   # bench_enter_exit: tick_broadcast_bench cpu=C batches=B pairs=P ns_per_pair=N
  *
@@ -25,6 +26,19 @@
 #include <linux/tick.h>
 
 #include "../tick-internal.h"
+
+#define HAVE_ONESHOT_BROADCAST	(IS_ENABLED(CONFIG_GENERIC_CLOCKEVENTS_BROADCAST) && \
+				 IS_ENABLED(CONFIG_TICK_ONESHOT))
+
+/* The broadcast device, NULL if there is none. */
+static struct clock_event_device *bc_device(void)
+{
+#ifdef CONFIG_GENERIC_CLOCKEVENTS_BROADCAST
+	return tick_get_broadcast_device()->evtdev;
+#else
+	return NULL;
+#endif
+}
 
 static unsigned int loops;
 module_param(loops, uint, 0444);
@@ -55,7 +69,7 @@ static u64 bench_batch(const char **why)
 
 	local_irq_save(flags);
 	local = __this_cpu_read(tick_cpu_device.evtdev);
-	bc = tick_get_broadcast_device()->evtdev;
+	bc = bc_device();
 	if (!bc || !local || !(local->features & CLOCK_EVT_FEAT_C3STOP)) {
 		*why = "no broadcast needed on this CPU";
 		goto out;
@@ -87,6 +101,8 @@ static void bench_enter_exit(struct kunit *test)
 	const char *why = NULL;
 	u64 *ns;
 
+	if (!HAVE_ONESHOT_BROADCAST)
+		kunit_skip(test, "needs GENERIC_CLOCKEVENTS_BROADCAST and TICK_ONESHOT");
 	if (!loops)
 		kunit_skip(test, "tick_broadcast_bench_kunit.loops not set");
 	ns = kunit_kcalloc(test, nr, sizeof(*ns), GFP_KERNEL);
@@ -110,7 +126,7 @@ static void bench_enter_exit(struct kunit *test)
 }
 
 static struct kunit_case tick_broadcast_bench_cases[] = {
-	KUNIT_CASE(bench_enter_exit),
+	KUNIT_CASE_SLOW(bench_enter_exit),
 	{}
 };
 
@@ -119,7 +135,8 @@ static int tick_broadcast_bench_init(struct kunit_suite *suite)
 {
 	int waited_ms;
 
-	for (waited_ms = 0; loops && waited_ms < 10000; waited_ms += 20) {
+	for (waited_ms = 0; HAVE_ONESHOT_BROADCAST && loops && waited_ms < 10000;
+	     waited_ms += 20) {
 		if (tick_broadcast_oneshot_active() &&
 		    READ_ONCE(this_cpu_ptr(&tick_cpu_device)->mode) == TICKDEV_MODE_ONESHOT)
 			break;

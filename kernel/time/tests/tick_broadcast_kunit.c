@@ -3,16 +3,15 @@
  * KUnit tests of the tick broadcast decision core (tick-broadcast-core.c).
  *
  * The core runs here on simulated CPUs with an injected clock and a fake
- * broadcast device that records how it is armed. Case names carry the
- * number of the behaviour they check in the contract of upstream's
- * broadcast code (b35: behaviour 35; r7: race 7 of its section 4), or say
- * "ours" where our implementation deliberately differs.
+ * broadcast device that records how it is armed. Each case checks one
+ * decision of the core, which its name says.
  *
  * The last cases run long random operation sequences against a small
  * reference model and check the core's invariants after every step.
  *
  * A second suite, tick_broadcast_core_bench, times the expiry against the
- * number of sleeping CPUs; it skips unless tick_broadcast_kunit.bench=1.
+ * number of sleeping CPUs; its case is marked slow and skips unless
+ * tick_broadcast_kunit.bench=1.
  */
 
 #include <kunit/test.h>
@@ -26,7 +25,6 @@
 #include <linux/tick.h>
 
 #include "../tick-broadcast-core.h"
-#include "../tick-internal.h"
 
 #define NR_TEST_CPUS	8
 
@@ -136,16 +134,16 @@ struct eligible_case {
 };
 
 static const struct eligible_case bc_eligible_cases[] = {
-	{ "b1/b5 first device, rating 0", F_PERIODIC, 0, -1, false, true },
-	{ "b3 C3STOP", F_ONESHOT | CLOCK_EVT_FEAT_C3STOP, 300, -1, false, false },
-	{ "b3 PERCPU", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 300, -1, false, false },
-	{ "b3 DUMMY", CLOCK_EVT_FEAT_DUMMY, 300, -1, false, false },
-	{ "b4 periodic-only, oneshot mode", F_PERIODIC, 300, 50, true, false },
-	{ "b4 periodic-only, periodic mode", F_PERIODIC, 300, 50, false, true },
-	{ "b5 equal rating keeps current", F_ONESHOT, 50, 50, true, false },
-	{ "b5 lower rating", F_ONESHOT, 10, 50, true, false },
-	{ "b5 higher rating", F_ONESHOT, 51, 50, true, true },
-	{ "b14 real device replaces bc_hrtimer", F_ONESHOT, 1, 0, true, true },
+	{ "first device, rating 0", F_PERIODIC, 0, -1, false, true },
+	{ "C3STOP", F_ONESHOT | CLOCK_EVT_FEAT_C3STOP, 300, -1, false, false },
+	{ "PERCPU", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 300, -1, false, false },
+	{ "DUMMY", CLOCK_EVT_FEAT_DUMMY, 300, -1, false, false },
+	{ "periodic-only, oneshot mode", F_PERIODIC, 300, 50, true, false },
+	{ "periodic-only, periodic mode", F_PERIODIC, 300, 50, false, true },
+	{ "equal rating keeps current", F_ONESHOT, 50, 50, true, false },
+	{ "lower rating", F_ONESHOT, 10, 50, true, false },
+	{ "higher rating", F_ONESHOT, 51, 50, true, true },
+	{ "real device replaces bc_hrtimer", F_ONESHOT, 1, 0, true, true },
 };
 
 typedef bool (*eligible_fn)(const struct clock_event_device *cur,
@@ -170,22 +168,22 @@ static void check_eligible(struct kunit *test, const struct eligible_case *cases
 	}
 }
 
-static void b1_5_broadcast_device_eligibility(struct kunit *test)
+static void broadcast_device_eligibility(struct kunit *test)
 {
 	check_eligible(test, bc_eligible_cases, ARRAY_SIZE(bc_eligible_cases),
 		       tick_bc_device_eligible);
 }
 
 static const struct eligible_case wakeup_eligible_cases[] = {
-	{ "b2 per-CPU oneshot device", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 100, -1, 0, true },
-	{ "b2 not PERCPU", F_ONESHOT, 100, -1, 0, false },
-	{ "b2 not ONESHOT", F_PERIODIC | CLOCK_EVT_FEAT_PERCPU, 100, -1, 0, false },
-	{ "b2 C3STOP", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU | CLOCK_EVT_FEAT_C3STOP, 100, -1, 0,
+	{ "per-CPU oneshot device", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 100, -1, 0, true },
+	{ "not PERCPU", F_ONESHOT, 100, -1, 0, false },
+	{ "not ONESHOT", F_PERIODIC | CLOCK_EVT_FEAT_PERCPU, 100, -1, 0, false },
+	{ "C3STOP", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU | CLOCK_EVT_FEAT_C3STOP, 100, -1, 0,
 	  false },
-	{ "b2 DUMMY", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU | CLOCK_EVT_FEAT_DUMMY, 100, -1, 0,
+	{ "DUMMY", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU | CLOCK_EVT_FEAT_DUMMY, 100, -1, 0,
 	  false },
-	{ "b2 equal rating", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 100, 100, 0, false },
-	{ "b2 higher rating", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 101, 100, 0, true },
+	{ "equal rating", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 100, 100, 0, false },
+	{ "higher rating", F_ONESHOT | CLOCK_EVT_FEAT_PERCPU, 101, 100, 0, true },
 };
 
 static bool wakeup_eligible_on_cpu0(const struct clock_event_device *cur,
@@ -194,7 +192,7 @@ static bool wakeup_eligible_on_cpu0(const struct clock_event_device *cur,
 	return tick_bc_wakeup_eligible(cur, dev, 0);
 }
 
-static void b2_wakeup_device_eligibility(struct kunit *test)
+static void wakeup_device_eligibility(struct kunit *test)
 {
 	struct clock_event_device dev = {
 		.features = F_ONESHOT | CLOCK_EVT_FEAT_PERCPU,
@@ -210,7 +208,7 @@ static void b2_wakeup_device_eligibility(struct kunit *test)
 
 /* ------------------------------------------------------------ control */
 
-static void b20_mode_is_a_one_way_latch(struct kunit *test)
+static void oneshot_mode_is_a_one_way_latch(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
 
@@ -223,7 +221,7 @@ static void b20_mode_is_a_one_way_latch(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->bc.mode, TICK_BC_ONESHOT);
 }
 
-static void b24_26_on_off_report_mask_edges(struct kunit *test)
+static void on_off_report_mask_edges(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
 	struct tick_bc_change ch;
@@ -245,7 +243,7 @@ static void b24_26_on_off_report_mask_edges(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, tick_bc_periodic_empty(&f->bc));
 }
 
-static void b30_force_is_global_and_irrevocable(struct kunit *test)
+static void force_is_global_and_irrevocable(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
 	struct tick_bc_change ch;
@@ -259,7 +257,7 @@ static void b30_force_is_global_and_irrevocable(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, test_bit(2, f->bc.periodic));
 }
 
-static void b31_off_clears_on_and_periodic(struct kunit *test)
+static void off_clears_on_and_periodic(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
 
@@ -269,7 +267,7 @@ static void b31_off_clears_on_and_periodic(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(3, f->bc.periodic));
 }
 
-static void b23_periodic_wake_is_online_mask_but_self(struct kunit *test)
+static void periodic_wake_is_online_mask_but_self(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
 
@@ -283,7 +281,7 @@ static void b23_periodic_wake_is_online_mask_but_self(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, woken(f, 2));
 }
 
-static void b61_periodic_hrtimer_never_runs_self(struct kunit *test)
+static void periodic_hrtimer_never_runs_self(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, true);
 
@@ -292,7 +290,7 @@ static void b61_periodic_hrtimer_never_runs_self(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 0);
 }
 
-static void b27_enter_in_periodic_mode(struct kunit *test)
+static void enter_in_periodic_mode_keeps_local_device(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
 	struct fake *h = fake_new(test, NR_TEST_CPUS, true);
@@ -308,7 +306,7 @@ static void b27_enter_in_periodic_mode(struct kunit *test)
 
 /* ------------------------------------------------------------ switch */
 
-static void b33_first_switch_hands_over_periodic_cpus(struct kunit *test)
+static void first_switch_hands_over_periodic_cpus(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
 	unsigned int cpu;
@@ -323,13 +321,13 @@ static void b33_first_switch_hands_over_periodic_cpus(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->arms, 1);
 	KUNIT_EXPECT_EQ(test, f->armed_at, 1000);
 
-	/* r7: one period later every handed-over CPU gets its tick. */
+	/* One period later every handed-over CPU gets its tick. */
 	tick_bc_expire(&f->bc, 0, 1000, f->wake);
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 3);
 	KUNIT_EXPECT_FALSE(test, woken(f, 0));
 }
 
-static void b33_switch_keeps_emulated_periodic_arming(struct kunit *test)
+static void switch_keeps_emulated_periodic_arming(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
 
@@ -339,7 +337,7 @@ static void b33_switch_keeps_emulated_periodic_arming(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->bc.armed, 1000);
 }
 
-static void b34_later_switch_resets_own_bits(struct kunit *test)
+static void later_switch_resets_own_bits(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
 
@@ -350,13 +348,13 @@ static void b34_later_switch_resets_own_bits(struct kunit *test)
 	tick_bc_switch_oneshot(&f->bc, 1, 2000, false);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
-	/* Its next enter arms the device again (r7). */
+	/* Its next enter arms the device again. */
 	f->bc.armed = KTIME_MAX;
 	KUNIT_EXPECT_EQ(test, enter(f, 1, 500), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_EQ(test, f->armed_at, 500);
 }
 
-static void b10_no_device_no_handover(struct kunit *test)
+static void switch_without_device_hands_over_nothing(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, false);
 
@@ -369,7 +367,7 @@ static void b10_no_device_no_handover(struct kunit *test)
 
 /* ------------------------------------------------------------ enter/exit */
 
-static void b35_enter_queues_and_arms_the_earliest(struct kunit *test)
+static void enter_queues_and_arms_the_earliest(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 	bool stop;
@@ -388,7 +386,7 @@ static void b35_enter_queues_and_arms_the_earliest(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, test_bit(3, f->bc.oneshot));
 }
 
-static void b37_enter_without_event_never_arms(struct kunit *test)
+static void enter_without_event_never_arms(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -399,7 +397,7 @@ static void b37_enter_without_event_never_arms(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, KTIME_MAX, 10), TICK_BC_EXIT_NO_EVENT);
 }
 
-static void b38_exit_reprograms_a_future_event(struct kunit *test)
+static void exit_reprograms_a_future_event(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -409,7 +407,7 @@ static void b38_exit_reprograms_a_future_event(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
 }
 
-static void b38_b51_exit_after_expiry_forces(struct kunit *test)
+static void exit_after_expiry_forces_the_cpu(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -425,8 +423,8 @@ static void b38_b51_exit_after_expiry_forces(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 0);
 }
 
-/* ours: the device is not due, so the local device is the quicker way. */
-static void ours_exit_expired_but_device_not_due_reprograms(struct kunit *test)
+/* The device is not due, so the local device is the quicker way. */
+static void exit_expired_before_device_due_reprograms(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -436,7 +434,7 @@ static void ours_exit_expired_but_device_not_due_reprograms(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.force));
 }
 
-static void b39_exit_without_enter_is_a_noop(struct kunit *test)
+static void exit_without_enter_is_a_noop(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -444,7 +442,7 @@ static void b39_exit_without_enter_is_a_noop(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 0);
 }
 
-static void b50_r6_pending_exit_does_not_reprogram(struct kunit *test)
+static void pending_exit_does_not_reprogram(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -457,8 +455,8 @@ static void b50_r6_pending_exit_does_not_reprogram(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.force));
 }
 
-/* ours (b53, r20): a refused enter leaves no trace. */
-static void ours_b53_forced_enter_is_refused_without_trace(struct kunit *test)
+/* A refused enter leaves no trace. */
+static void forced_enter_is_refused_without_trace(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 	bool stop = true;
@@ -470,14 +468,14 @@ static void ours_b53_forced_enter_is_refused_without_trace(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
 
-	/* r20: the caller ignored the refusal; expiry still wakes it. */
+	/* The caller ignored the refusal; expiry still wakes it. */
 	tick_bc_expire(&f->bc, 0, 121, f->wake);
 	KUNIT_EXPECT_TRUE(test, woken(f, 1));
 	KUNIT_EXPECT_EQ(test, enter(f, 1, 300), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_TRUE(test, tick_bc_sleeping(&f->bc, 1));
 }
 
-static void b36_enter_while_pending_arms_nothing(struct kunit *test)
+static void enter_while_pending_arms_nothing(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 	int arms;
@@ -492,7 +490,7 @@ static void b36_enter_while_pending_arms_nothing(struct kunit *test)
 
 /* ------------------------------------------------------------ expiry */
 
-static void b40_42_expiry_wakes_the_expired_and_rearms(struct kunit *test)
+static void expiry_wakes_the_expired_and_rearms(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -512,7 +510,7 @@ static void b40_42_expiry_wakes_the_expired_and_rearms(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->bc.armed, KTIME_MAX);
 }
 
-static void b41_b44_expiry_handles_this_cpu_directly(struct kunit *test)
+static void expiry_handles_this_cpu_directly(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 	struct fake *h = fake_oneshot(test, NR_TEST_CPUS, true);
@@ -524,14 +522,14 @@ static void b41_b44_expiry_handles_this_cpu_directly(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, woken(f, 3));
 	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.pending));
 
-	/* b61: never with the hrtimer device. */
+	/* Never with the hrtimer device: its interrupt runs the timers already. */
 	h->stuck_on = 5;
 	enter(h, 2, 10);
 	KUNIT_EXPECT_FALSE(test, tick_bc_expire(&h->bc, 2, 10, h->wake));
 	KUNIT_EXPECT_FALSE(test, woken(h, 2));
 }
 
-static void r12_expiry_never_wakes_an_offline_cpu(struct kunit *test)
+static void expiry_never_wakes_an_offline_cpu(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -543,8 +541,8 @@ static void r12_expiry_never_wakes_an_offline_cpu(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(4, f->bc.oneshot));
 }
 
-/* ours (b43): a woken CPU is not woken again by later expiries. */
-static void ours_b43_woken_cpu_is_not_woken_twice(struct kunit *test)
+/* A woken CPU is not woken again by later expiries. */
+static void woken_cpu_is_not_woken_twice(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -558,7 +556,7 @@ static void ours_b43_woken_cpu_is_not_woken_twice(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.oneshot));
 }
 
-static void b9_new_device_fires_at_once_for_sleepers(struct kunit *test)
+static void new_device_fires_at_once_for_sleepers(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -576,8 +574,8 @@ static void b9_new_device_fires_at_once_for_sleepers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
 }
 
-/* ours (r21): the device stays needed while anybody sleeps on it. */
-static void ours_r21_busy_while_sleepers(struct kunit *test)
+/* The device stays needed while anybody sleeps on it or is forced. */
+static void device_busy_while_anybody_relies_on_it(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -592,7 +590,7 @@ static void ours_r21_busy_while_sleepers(struct kunit *test)
 
 /* ------------------------------------------------------------ hrtimer */
 
-static void b58_hrtimer_owner_may_not_sleep(struct kunit *test)
+static void hrtimer_owner_may_not_sleep(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, true);
 
@@ -603,7 +601,7 @@ static void b58_hrtimer_owner_may_not_sleep(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.oneshot));
 }
 
-static void b59_b60_hrtimer_arming_cpu_backs_out(struct kunit *test)
+static void hrtimer_arming_cpu_backs_out(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, true);
 	bool stop = true;
@@ -619,7 +617,7 @@ static void b59_b60_hrtimer_arming_cpu_backs_out(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, stop);
 }
 
-static void r4_hrtimer_stale_owner_follows_the_timer(struct kunit *test)
+static void hrtimer_owner_follows_a_running_callback(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, true);
 	bool stop = true;
@@ -633,7 +631,7 @@ static void r4_hrtimer_stale_owner_follows_the_timer(struct kunit *test)
 
 /* ------------------------------------------------------------ hotplug */
 
-static void b67_offline_clears_every_trace(struct kunit *test)
+static void offline_clears_every_trace(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -650,11 +648,11 @@ static void b67_offline_clears_every_trace(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
 	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.force));
 	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 0);
-	/* b68: the device keeps its arming in oneshot mode. */
+	/* The device keeps its arming in oneshot mode. */
 	KUNIT_EXPECT_EQ(test, f->bc.armed, 100);
 }
 
-static void b69_r10_pull_moves_the_hrtimer_and_unforces(struct kunit *test)
+static void pull_moves_the_hrtimer_and_unforces(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, true);
 
@@ -673,7 +671,7 @@ static void b69_r10_pull_moves_the_hrtimer_and_unforces(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.force));
 }
 
-static void b16_setup_resets_a_running_cpu(struct kunit *test)
+static void setup_resets_a_running_cpu(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
@@ -682,38 +680,6 @@ static void b16_setup_resets_a_running_cpu(struct kunit *test)
 	tick_bc_cpu_reset(&f->bc, 1);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.pending));
-}
-
-/* ------------------------------------------------------------ live, ours */
-
-/*
- * ours: the public API called with interrupts enabled warns once and
- * changes nothing, instead of racing with the broadcast interrupt.
- */
-static void ours_live_enter_with_irqs_enabled_is_refused(struct kunit *test)
-{
-	struct clock_event_device *dev;
-	unsigned int cpu;
-	bool masked;
-	int ret;
-
-	preempt_disable();
-	cpu = smp_processor_id();
-	dev = __this_cpu_read(tick_cpu_device.evtdev);
-	if (!dev || !(dev->features & CLOCK_EVT_FEAT_C3STOP) ||
-	    !tick_get_broadcast_device()->evtdev) {
-		preempt_enable();
-		kunit_skip(test, "no broadcast needed on this CPU");
-	}
-	kunit_info(test, "a WARNING about interrupts enabled is expected\n");
-	ret = tick_broadcast_enter();
-	masked = cpumask_test_cpu(cpu, tick_get_broadcast_oneshot_mask());
-	tick_broadcast_exit();
-	preempt_enable();
-
-	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
-	KUNIT_EXPECT_FALSE(test, masked);
-	KUNIT_EXPECT_FALSE(test, clockevent_state_shutdown(dev));
 }
 
 /* ------------------------------------------------------------ random model */
@@ -764,7 +730,7 @@ static __printf(2, 3) void sim_fail(struct sim *s, const char *fmt, ...)
 			sim_fail(s, __VA_ARGS__);	\
 	} while (0)
 
-/* I1..I5 of the design comment, and the core agrees with the model. */
+/* I1..I5 of the design comment in tick-broadcast-core.c, and the model. */
 static void sim_check(struct sim *s)
 {
 	struct tick_bc *bc = &s->f->bc;
@@ -970,41 +936,40 @@ static void random_model_64_cpus(struct kunit *test)
 }
 
 static struct kunit_case tick_broadcast_core_cases[] = {
-	KUNIT_CASE(b1_5_broadcast_device_eligibility),
-	KUNIT_CASE(b2_wakeup_device_eligibility),
-	KUNIT_CASE(b20_mode_is_a_one_way_latch),
-	KUNIT_CASE(b24_26_on_off_report_mask_edges),
-	KUNIT_CASE(b30_force_is_global_and_irrevocable),
-	KUNIT_CASE(b31_off_clears_on_and_periodic),
-	KUNIT_CASE(b23_periodic_wake_is_online_mask_but_self),
-	KUNIT_CASE(b61_periodic_hrtimer_never_runs_self),
-	KUNIT_CASE(b27_enter_in_periodic_mode),
-	KUNIT_CASE(b33_first_switch_hands_over_periodic_cpus),
-	KUNIT_CASE(b33_switch_keeps_emulated_periodic_arming),
-	KUNIT_CASE(b34_later_switch_resets_own_bits),
-	KUNIT_CASE(b10_no_device_no_handover),
-	KUNIT_CASE(b35_enter_queues_and_arms_the_earliest),
-	KUNIT_CASE(b37_enter_without_event_never_arms),
-	KUNIT_CASE(b38_exit_reprograms_a_future_event),
-	KUNIT_CASE(b38_b51_exit_after_expiry_forces),
-	KUNIT_CASE(ours_exit_expired_but_device_not_due_reprograms),
-	KUNIT_CASE(b39_exit_without_enter_is_a_noop),
-	KUNIT_CASE(b50_r6_pending_exit_does_not_reprogram),
-	KUNIT_CASE(ours_b53_forced_enter_is_refused_without_trace),
-	KUNIT_CASE(b36_enter_while_pending_arms_nothing),
-	KUNIT_CASE(b40_42_expiry_wakes_the_expired_and_rearms),
-	KUNIT_CASE(b41_b44_expiry_handles_this_cpu_directly),
-	KUNIT_CASE(r12_expiry_never_wakes_an_offline_cpu),
-	KUNIT_CASE(ours_b43_woken_cpu_is_not_woken_twice),
-	KUNIT_CASE(b9_new_device_fires_at_once_for_sleepers),
-	KUNIT_CASE(ours_r21_busy_while_sleepers),
-	KUNIT_CASE(b58_hrtimer_owner_may_not_sleep),
-	KUNIT_CASE(b59_b60_hrtimer_arming_cpu_backs_out),
-	KUNIT_CASE(r4_hrtimer_stale_owner_follows_the_timer),
-	KUNIT_CASE(b67_offline_clears_every_trace),
-	KUNIT_CASE(b69_r10_pull_moves_the_hrtimer_and_unforces),
-	KUNIT_CASE(b16_setup_resets_a_running_cpu),
-	KUNIT_CASE(ours_live_enter_with_irqs_enabled_is_refused),
+	KUNIT_CASE(broadcast_device_eligibility),
+	KUNIT_CASE(wakeup_device_eligibility),
+	KUNIT_CASE(oneshot_mode_is_a_one_way_latch),
+	KUNIT_CASE(on_off_report_mask_edges),
+	KUNIT_CASE(force_is_global_and_irrevocable),
+	KUNIT_CASE(off_clears_on_and_periodic),
+	KUNIT_CASE(periodic_wake_is_online_mask_but_self),
+	KUNIT_CASE(periodic_hrtimer_never_runs_self),
+	KUNIT_CASE(enter_in_periodic_mode_keeps_local_device),
+	KUNIT_CASE(first_switch_hands_over_periodic_cpus),
+	KUNIT_CASE(switch_keeps_emulated_periodic_arming),
+	KUNIT_CASE(later_switch_resets_own_bits),
+	KUNIT_CASE(switch_without_device_hands_over_nothing),
+	KUNIT_CASE(enter_queues_and_arms_the_earliest),
+	KUNIT_CASE(enter_without_event_never_arms),
+	KUNIT_CASE(exit_reprograms_a_future_event),
+	KUNIT_CASE(exit_after_expiry_forces_the_cpu),
+	KUNIT_CASE(exit_expired_before_device_due_reprograms),
+	KUNIT_CASE(exit_without_enter_is_a_noop),
+	KUNIT_CASE(pending_exit_does_not_reprogram),
+	KUNIT_CASE(forced_enter_is_refused_without_trace),
+	KUNIT_CASE(enter_while_pending_arms_nothing),
+	KUNIT_CASE(expiry_wakes_the_expired_and_rearms),
+	KUNIT_CASE(expiry_handles_this_cpu_directly),
+	KUNIT_CASE(expiry_never_wakes_an_offline_cpu),
+	KUNIT_CASE(woken_cpu_is_not_woken_twice),
+	KUNIT_CASE(new_device_fires_at_once_for_sleepers),
+	KUNIT_CASE(device_busy_while_anybody_relies_on_it),
+	KUNIT_CASE(hrtimer_owner_may_not_sleep),
+	KUNIT_CASE(hrtimer_arming_cpu_backs_out),
+	KUNIT_CASE(hrtimer_owner_follows_a_running_callback),
+	KUNIT_CASE(offline_clears_every_trace),
+	KUNIT_CASE(pull_moves_the_hrtimer_and_unforces),
+	KUNIT_CASE(setup_resets_a_running_cpu),
 	KUNIT_CASE(random_model_8_cpus),
 	KUNIT_CASE(random_model_64_cpus),
 	{}
@@ -1059,15 +1024,15 @@ static u64 bench_core_expire(struct kunit *test, unsigned int n, u64 *ns)
 	return bench_median(ns, BENCH_ROUNDS);
 }
 
-/* Per-CPU tick device stand-in, one cache line each, as upstream reads. */
+/* Per-CPU tick device stand-in, one cache line each, as a scan reads them. */
 struct bench_dev {
 	ktime_t next_event;
 } ____cacheline_aligned;
 
 /*
- * The shape of upstream's expiry, for comparison: scan every CPU of the
- * oneshot mask, read its device's next event, collect the expired ones
- * and the earliest of the rest. Same CPUs, same times as above.
+ * Expiry by scanning, for comparison: walk every CPU of the oneshot mask,
+ * read its device's next event, collect the expired ones and the earliest
+ * of the rest. Same CPUs, same times as above.
  */
 static u64 bench_scan_expire(struct kunit *test, unsigned int n, u64 *ns)
 {
@@ -1125,7 +1090,7 @@ static void bench_expire_vs_sleepers(struct kunit *test)
 }
 
 static struct kunit_case tick_broadcast_core_bench_cases[] = {
-	KUNIT_CASE(bench_expire_vs_sleepers),
+	KUNIT_CASE_SLOW(bench_expire_vs_sleepers),
 	{}
 };
 

@@ -22,6 +22,28 @@
 
 #include "../tick-internal.h"
 
+#define HAVE_ONESHOT_BROADCAST	(IS_ENABLED(CONFIG_GENERIC_CLOCKEVENTS_BROADCAST) && \
+				 IS_ENABLED(CONFIG_TICK_ONESHOT))
+
+/* The broadcast device, NULL if there is none. */
+static struct clock_event_device *bc_device(void)
+{
+#ifdef CONFIG_GENERIC_CLOCKEVENTS_BROADCAST
+	return tick_get_broadcast_device()->evtdev;
+#else
+	return NULL;
+#endif
+}
+
+static bool in_oneshot_mask(unsigned int cpu)
+{
+#if defined(CONFIG_GENERIC_CLOCKEVENTS_BROADCAST) && defined(CONFIG_TICK_ONESHOT)
+	return cpumask_test_cpu(cpu, tick_get_broadcast_oneshot_mask());
+#else
+	return false;
+#endif
+}
+
 struct live_cpu {
 	unsigned int cpu;
 	struct clock_event_device *local;
@@ -36,7 +58,7 @@ static void live_cpu_get(struct live_cpu *lc)
 {
 	lc->cpu = smp_processor_id();
 	lc->local = __this_cpu_read(tick_cpu_device.evtdev);
-	lc->bc = tick_get_broadcast_device()->evtdev;
+	lc->bc = bc_device();
 }
 
 static bool live_cpu_usable(struct live_cpu *lc, const char **why)
@@ -61,15 +83,10 @@ static bool live_cpu_usable(struct live_cpu *lc, const char **why)
 	return true;
 }
 
-static bool in_oneshot_mask(unsigned int cpu)
-{
-	return cpumask_test_cpu(cpu, tick_get_broadcast_oneshot_mask());
-}
-
 /* The broadcast device must be able to stand in for a stopped local timer. */
 static void live_bc_device_is_eligible(struct kunit *test)
 {
-	struct clock_event_device *bc = tick_get_broadcast_device()->evtdev;
+	struct clock_event_device *bc = bc_device();
 
 	if (!bc)
 		kunit_skip(test, "no broadcast device");
@@ -243,8 +260,16 @@ static int tick_broadcast_live_init(struct kunit_suite *suite)
 {
 	int waited_ms;
 
-	for (waited_ms = 0; waited_ms < 10000 && !all_cpus_oneshot(); waited_ms += 20)
+	for (waited_ms = 0; HAVE_ONESHOT_BROADCAST && waited_ms < 10000 && !all_cpus_oneshot();
+	     waited_ms += 20)
 		msleep(20);
+	return 0;
+}
+
+static int tick_broadcast_live_case_init(struct kunit *test)
+{
+	if (!HAVE_ONESHOT_BROADCAST)
+		kunit_skip(test, "needs GENERIC_CLOCKEVENTS_BROADCAST and TICK_ONESHOT");
 	return 0;
 }
 
@@ -260,6 +285,7 @@ static struct kunit_case tick_broadcast_live_cases[] = {
 static struct kunit_suite tick_broadcast_live_suite = {
 	.name = "tick_broadcast_live",
 	.suite_init = tick_broadcast_live_init,
+	.init = tick_broadcast_live_case_init,
 	.test_cases = tick_broadcast_live_cases,
 };
 

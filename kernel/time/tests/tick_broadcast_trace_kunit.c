@@ -6,7 +6,10 @@
  * scripted ENTER/EXIT sequence on the CPU running it with interrupts
  * disabled (as cpuidle does around a CPUIDLE_FLAG_TIMER_STOP state), and
  * checks the events recorded and the per-CPU counters against the script.
- * Skipped where the machine needs no broadcast.
+ * One more case checks that the API refuses to be called with interrupts
+ * enabled. Skipped where the machine needs no broadcast, and where the
+ * kernel has no oneshot broadcast, no tracepoints (FTRACE and a tracer)
+ * or no debugfs (the statistics).
  */
 
 #include <kunit/test.h>
@@ -16,12 +19,19 @@
 #include <linux/delay.h>
 #include <linux/irqflags.h>
 #include <linux/ktime.h>
+#include <linux/preempt.h>
+#include <linux/smp.h>
 #include <linux/tick.h>
 #include <linux/tracepoint.h>
-#include <trace/events/tick_bc.h>
 
+#include "../tick-broadcast-core.h"
 #include "../tick-broadcast-stats.h"
 #include "../tick-internal.h"
+
+#if defined(CONFIG_GENERIC_CLOCKEVENTS_BROADCAST) && defined(CONFIG_TICK_ONESHOT) && \
+	defined(CONFIG_TRACEPOINTS) && defined(CONFIG_DEBUG_FS)
+
+#include <trace/events/tick_bc.h>
 
 enum rec_type { REC_ENTER, REC_EXIT, REC_PROGRAM, REC_EXPIRE };
 
@@ -337,11 +347,57 @@ static void trace_enter_expire_exit(struct kunit *test)
 			before.enter[TICK_BC_ENTER_BUSY_FORCED], 1);
 }
 
+/*
+ * The API called with interrupts enabled warns once and changes nothing,
+ * instead of racing with the broadcast interrupt.
+ */
+static void enter_with_irqs_enabled_is_refused(struct kunit *test)
+{
+	struct clock_event_device *dev;
+	unsigned int cpu;
+	bool masked;
+	int ret;
+
+	preempt_disable();
+	cpu = smp_processor_id();
+	dev = __this_cpu_read(tick_cpu_device.evtdev);
+	if (!dev || !(dev->features & CLOCK_EVT_FEAT_C3STOP) ||
+	    !tick_get_broadcast_device()->evtdev) {
+		preempt_enable();
+		kunit_skip(test, "no broadcast needed on this CPU");
+	}
+	kunit_info(test, "a WARNING about interrupts enabled is expected\n");
+	ret = tick_broadcast_enter();
+	masked = cpumask_test_cpu(cpu, tick_get_broadcast_oneshot_mask());
+	tick_broadcast_exit();
+	preempt_enable();
+
+	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
+	KUNIT_EXPECT_FALSE(test, masked);
+	KUNIT_EXPECT_FALSE(test, clockevent_state_shutdown(dev));
+}
+
 static struct kunit_case tick_broadcast_trace_cases[] = {
 	KUNIT_CASE(trace_enter_exit_early),
 	KUNIT_CASE(trace_enter_expire_exit),
+	KUNIT_CASE(enter_with_irqs_enabled_is_refused),
 	{}
 };
+
+#else /* no oneshot broadcast, tracepoints or debugfs */
+
+static void trace_needs_broadcast_tracepoints_and_debugfs(struct kunit *test)
+{
+	kunit_skip(test,
+		   "needs GENERIC_CLOCKEVENTS_BROADCAST, TICK_ONESHOT, TRACEPOINTS and DEBUG_FS");
+}
+
+static struct kunit_case tick_broadcast_trace_cases[] = {
+	KUNIT_CASE(trace_needs_broadcast_tracepoints_and_debugfs),
+	{}
+};
+
+#endif
 
 static struct kunit_suite tick_broadcast_trace_suite = {
 	.name = "tick_broadcast_trace",
