@@ -40,13 +40,15 @@ all under $TB_CACHE/runs/bench/.
 """
 
 import json
-import re
 import shutil
 import statistics
 import time
 
+import guestdata
 import hops
-import scenarios
+import qemu
+import workspace
+from progress import log
 
 RUNS = 5
 SAMPLES = 300
@@ -64,6 +66,9 @@ TRACE_PLAN = ['deep:off', 'trace:on', f'lat:control:{SAMPLES}', 'trace:off:contr
 	      'deep:on', 'trace:on', f'lat:bc:{SAMPLES}', 'trace:off:bc']
 HALT = ['cpuidle_timerstop.enable=1', 'cpuidle_timerstop.flavour=halt']
 
+# The bench cases are KUNIT_CASE_SLOW: KUnit runs slow cases unless a
+# kunit.filter (e.g. "speed>slow") excludes them, and none is given here;
+# the glob picks tick_broadcast_bench and tick_broadcast_core_bench.
 KBENCH_CMDLINE = ['kunit.enable=1', 'kunit.filter_glob=tick_broadcast*bench',
 		  f'tick_broadcast_bench_kunit.loops={KBENCH_LOOPS}',
 		  'tick_broadcast_kunit.bench=1']
@@ -84,49 +89,11 @@ PROF_FUNCS = {
 TREES = ('base', 'ours')
 
 
-# ---------------------------------------------------------------- parsing
-
-PROF_LINE = re.compile(r'^\s*(\S+)\s+(\d+)\s+([\d.]+) us\s+([\d.]+) us')
-
-
-def parse_prof(data):
-	"""Function profiler tables -> {function: (hits, total us)} over all CPUs."""
-	out = {}
-	for line in data.splitlines():
-		m = PROF_LINE.match(line)
-		# trace_stat cuts function names to 30 characters.
-		fn = next((f for f in PROF_FUNCS if f[:30] == m.group(1)), None) if m else None
-		if fn:
-			h, t = out.get(fn, (0, 0.0))
-			out[fn] = (h + int(m.group(2)), t + float(m.group(3)))
-	return out
-
-
-def parse_raw(data, name):
-	"""All raw lateness samples (us) of tbprobe run name."""
-	out = []
-	for line in data.splitlines():
-		if line.startswith(f'@@raw {name} '):
-			out += [int(v) / 1000 for v in line.split()[3].split(',')]
-	return out
-
-
-def stats_delta(a, b):
-	"""Sum over CPUs of the debugfs counters between snapshots a and b."""
-	def tot(snap):
-		t = {}
-		for line in snap['files'].get('/sys/kernel/debug/tick_broadcast/stats', []):
-			for kv in line.split()[1:]:
-				k, v = kv.split('=')
-				t[k] = t.get(k, 0) + int(v)
-		return t
-	ta, tb = tot(a), tot(b)
-	return {k: tb[k] - ta.get(k, 0) for k in tb}
-
+# ---------------------------------------------------------------- metrics
 
 def boot_metrics(status, console, data):
 	"""Everything measured in one boot, as a flat dict of numbers."""
-	res = scenarios.parse(data)
+	res = guestdata.parse(data)
 	m = {'status': status}
 	for run in ('control', 'bc'):
 		x = res['lat'].get(run, {}).get('all')
@@ -138,30 +105,21 @@ def boot_metrics(status, console, data):
 		a, b = snaps['mid'], snaps['end']
 		secs = b.get('uptime', 0) - a.get('uptime', 0)
 		if secs > 0:
-			ia, ib = scenarios.interrupts(a), scenarios.interrupts(b)
+			ia, ib = guestdata.interrupts(a), guestdata.interrupts(b)
 			m['irq0_per_s'] = (ib.get('0', 0) - ia.get('0', 0)) / secs
 			m['loc_per_s'] = (ib.get('LOC', 0) - ia.get('LOC', 0)) / secs
-			deep = sum(v - a.get('idle_us', {}).get(k, 0)
-				   for k, v in b.get('idle_us', {}).items() if k[1] >= 1)
-			ncpu = len({k[0] for k in b.get('idle_us', {})}) or 1
-			m['residency_pct'] = 100 * deep / 1e6 / secs / ncpu
-		st = stats_delta(a, b)
+			m['residency_pct'] = guestdata.deep_residency_pct(a, b)
+		st = guestdata.stats_delta(a, b)
 		if st:
 			m['stats'] = st
 	if 'p0' in snaps and 'p1' in snaps:
 		secs = snaps['p1'].get('uptime', 0) - snaps['p0'].get('uptime', 0)
-		for fn, (hits, us) in parse_prof(data).items():
+		for fn, (hits, us) in guestdata.prof(data, PROF_FUNCS).items():
 			if hits:
 				m[f'prof_{fn}_ns'] = us * 1000 / hits
 				if secs > 0:
 					m[f'prof_{fn}_per_s'] = hits / secs
-	k = re.search(r'bench_enter_exit: \S+ cpu=\d+ batches=\d+ pairs=\d+ ns_per_pair=(\d+)',
-		      console)
-	if k:
-		m['kbench_pair_ns'] = int(k.group(1))
-	core = re.findall(r'bench_core_expire: n=(\d+) expire_ns=(\d+) scan_ns=(\d+)', console)
-	if core:
-		m['core_bench'] = [(int(n), int(e), int(s)) for n, e, s in core]
+	m.update(guestdata.kbench(console))
 	if 'control_p99' in m and 'bc_p99' in m and m['control_p99'] > 0:
 		m['bc_over_control'] = m['bc_p99'] / m['control_p99']
 	return m
@@ -169,33 +127,32 @@ def boot_metrics(status, console, data):
 
 # ---------------------------------------------------------------- running
 
-def boot(tb, tree, label, plan, outroot, cmdline=(), cpu='qemu64', smp=4, seed=1):
-	kernel = tb.tree_dir(tree) / tb.build_dir_name() / 'arch/x86/boot/bzImage'
+def boot(tree, label, plan, outroot, cmdline=(), cpu='qemu64', smp=4, seed=1):
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
-	status, con, data, secs = tb.boot(kernel, plan, out, cmdline, cpu, smp, (), 300, seed)
+	status, con, data, secs = qemu.boot(workspace.kernel_image(tree), plan, out, cmdline,
+					    cpu, smp, (), 300, seed, what=f'bench {label}')
 	m = boot_metrics(status, con, data)
-	m['raw'] = {n: parse_raw(data, n) for n in ('control', 'bc')}
+	m['raw'] = {n: guestdata.raw(data, n) for n in ('control', 'bc')}
 	m['secs'] = secs
-	tb.log(f'bench: {label}: {status} in {secs:.0f} s, p99 bc '
-	       f'{m.get("bc_p99", float("nan")):.0f} us, control '
-	       f'{m.get("control_p99", float("nan")):.0f} us')
+	log(f'bench {label}: p99 bc {m.get("bc_p99", float("nan")):.0f} us, control '
+	    f'{m.get("control_p99", float("nan")):.0f} us')
 	return m
 
 
-def trace_boot(tb, tree, label, outroot, seed):
+def trace_boot(tree, label, outroot, seed):
 	"""One traced hpet-halt boot: hop summaries of the control and broadcast runs."""
-	kernel = tb.tree_dir(tree) / tb.build_dir_name() / 'arch/x86/boot/bzImage'
-	status, _, data, secs = tb.boot(kernel, TRACE_PLAN, outroot / label, HALT, 'qemu64', 4,
-					(), 300, seed)
+	out = outroot / label
+	shutil.rmtree(out, ignore_errors=True)
+	status, _, data, secs = qemu.boot(workspace.kernel_image(tree), TRACE_PLAN, out, HALT,
+					  'qemu64', 4, (), 300, seed, what=f'bench {label}')
 	m = {'status': status, 'secs': secs}
 	for name in ('control', 'bc'):
-		m[name] = hops.summary(hops.sleeps(hops.parse(data, name)))
-	tb.log(f'bench: {label}: {status} in {secs:.0f} s')
+		m[name] = hops.summary(hops.sleeps(guestdata.trace(data, name)))
 	return m
 
 
-def run_all(tb, outroot, runs=RUNS, scaling_runs=SCALING_RUNS):
+def run_all(outroot, runs=RUNS, scaling_runs=SCALING_RUNS):
 	raw = {'workloads': {w: {t: [] for t in TREES} for w in WORKLOADS},
 	       'trace': {t: [] for t in TREES},
 	       'arat': {w: {t: [] for t in TREES} for w in WORKLOADS if WORKLOADS[w]['arat']},
@@ -209,21 +166,21 @@ def run_all(tb, outroot, runs=RUNS, scaling_runs=SCALING_RUNS):
 				extra = KBENCH_CMDLINE if wl['flavour'] == 'halt' else []
 				plan = BASE_PLAN + (PROF_PLAN if wl['flavour'] == 'halt' else [])
 				raw['workloads'][w][tree].append(
-					boot(tb, tree, f'{w}-{tree}-{r}', plan, outroot,
+					boot(tree, f'{w}-{tree}-{r}', plan, outroot,
 					     timerstop + extra, seed=r + 1))
 				if wl['arat']:
 					raw['arat'][w][tree].append(
-						boot(tb, tree, f'{w}-arat-{tree}-{r}', ARAT_PLAN,
+						boot(tree, f'{w}-arat-{tree}-{r}', ARAT_PLAN,
 						     outroot, timerstop, cpu='qemu64,+arat',
 						     seed=r + 1))
 		for tree in order:
-			raw['trace'][tree].append(trace_boot(tb, tree, f'trace-{tree}-{r}', outroot, r + 1))
+			raw['trace'][tree].append(trace_boot(tree, f'trace-{tree}-{r}', outroot, r + 1))
 	for r in range(scaling_runs):
 		order = TREES if r % 2 == 0 else TREES[::-1]
 		for n in SCALING_SMP:
 			for tree in order:
 				raw['scaling'][n][tree].append(
-					boot(tb, tree, f'smp{n}-{tree}-{r}', SCALING_PLAN + PROF_PLAN,
+					boot(tree, f'smp{n}-{tree}-{r}', SCALING_PLAN + PROF_PLAN,
 					     outroot, ['cpuidle_timerstop.enable=1',
 						       'cpuidle_timerstop.flavour=halt'],
 					     smp=n, seed=r + 1))
@@ -409,32 +366,29 @@ def plot(raw, path):
 
 
 def cmd_bench(args):
-	import tb
 	t0 = time.time()
-	tb.cmd_deps(depends={'/usr/lib/python3/dist-packages/matplotlib': 'python3-matplotlib'})
+	workspace.install_deps(depends={'/usr/lib/python3/dist-packages/matplotlib':
+					'python3-matplotlib'})
 	for tree in TREES:
-		tb.build(tree)
+		workspace.build_or_die(tree)
 	built = time.time() - t0
-	outroot = tb.CACHE / 'runs' / 'bench'
+	outroot = workspace.RUNS / 'bench'
 	shutil.rmtree(outroot, ignore_errors=True)
 	outroot.mkdir(parents=True)
-	raw = run_all(tb, outroot, args.runs, args.scaling_runs)
+	nboots = (args.runs * (len(WORKLOADS) + sum(w['arat'] for w in WORKLOADS.values()) + 1)
+		  + args.scaling_runs * len(SCALING_SMP)) * len(TREES)
+	log(f'bench: {nboots} boots of 1-3 minutes each; logs in {outroot}')
+	raw = run_all(outroot, args.runs, args.scaling_runs)
 	(outroot / 'raw.json').write_text(json.dumps(raw, indent=1, default=str))
 	parts = ['Only ratios within this one run count: the machine is shared and noisy,',
 		 'and absolute figures drift between invocations. QEMU TCG, 2 host cores.', '']
 	for name in WORKLOADS:
 		parts += [workload_table(name, raw), '', ours_stats_table(name, raw), '']
-	parts += [hops_table(raw), '', scaling_table(raw), '', core_table(raw), '', plot(raw, outroot / 'lateness-cdf.png')]
-	parts.append(f'bench: {time.time() - t0:.0f} s (builds {built:.0f} s), raw data in {outroot}')
+	parts += [hops_table(raw), '', scaling_table(raw), '', core_table(raw), '',
+		  plot(raw, outroot / 'lateness-cdf.png')]
+	parts.append(f'bench: {time.time() - t0:.0f} s (builds {built:.0f} s)')
 	text = '\n'.join(parts)
 	(outroot / 'bench.txt').write_text(text + '\n')
 	print(text)
-
-
-def add_commands(sub):
-	s = sub.add_parser('bench', help='ours against the base, side by side')
-	s.add_argument('--runs', type=int, default=RUNS,
-		       help=f'boots per kernel and workload (default {RUNS})')
-	s.add_argument('--scaling-runs', type=int, default=SCALING_RUNS,
-		       help=f'boots per kernel and -smp value (default {SCALING_RUNS})')
-	s.set_defaults(fn=cmd_bench)
+	print(f'\nbench: outputs in {outroot}: bench.txt (this report), raw.json, '
+	      'lateness-cdf.png, one directory of logs per boot')

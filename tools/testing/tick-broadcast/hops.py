@@ -17,34 +17,13 @@ tbprobe sleep the hops after its expiry time E are:
 
 Without broadcast (the controls) the irq0 hop does not exist and the
 vector hop is the local timer's own lateness.
+
+Input: the events of guestdata.trace(); this module only analyses them.
 """
 
-import re
 import statistics
 
-LINE = re.compile(r'^\s*.+?\s+\[(\d+)\]\s+\S+\s+(\d+)\.(\d+): (\w+): (.*)$')
 HOPS = ('irq0', 'vector', 'expiry')
-
-
-def parse(data, name=None):
-	"""Trace text between @@trace NAME begin/end -> list of (cpu, ns, event, fields)."""
-	out = []
-	inside = False
-	for line in data.splitlines():
-		if line.startswith('@@trace '):
-			f = line.split()
-			inside = f[-1] == 'begin' and (name is None or f[1] == name)
-			continue
-		if not inside:
-			continue
-		m = LINE.match(line)
-		if not m:
-			continue
-		cpu, sec, frac, ev, rest = m.groups()
-		ns = int(sec) * 10**9 + int(frac.ljust(9, '0')[:9])
-		kv = dict(x.split('=', 1) for x in rest.split() if '=' in x)
-		out.append((int(cpu), ns, ev, kv))
-	return out
 
 
 def _first_after(times, t):
@@ -60,7 +39,8 @@ def _first_after(times, t):
 
 
 def sleeps(events):
-	"""Every hrtimer_wakeup sleep as a dict: cpu, late (ns) and hop times (ns)."""
+	"""Every hrtimer_wakeup sleep of guestdata.trace() events as a dict:
+	cpu, late (ns) and hop times (ns)."""
 	expires = {}
 	irq0 = sorted(ns for _, ns, ev, _ in events if ev == 'irq_handler_entry')
 	vector = {}

@@ -5,10 +5,10 @@ Every scenario boots one kernel (ours or base) with the test cpuidle
 driver and runs a plan in the guest (guest/init): a control lateness run
 with the deep state disabled (local timers only), then the same run with
 the deep state enabled, with snapshots of interrupts and cpuidle usage in
-between. The verdict comes from what the guest measured:
+between. The verdict comes from what the guest measured (guestdata.py):
 
   finished     the guest reached the end of its plan (a hang is a lost
-               wakeup until proven otherwise)
+               wakeup until proven otherwise; see qemu.py's watchdog)
   splats       no WARNING/BUG/lockdep/RCU stall report on the console
   bcdev        the expected broadcast device is installed
   driver       the test cpuidle driver is the one in charge
@@ -17,30 +17,100 @@ between. The verdict comes from what the guest measured:
   irq0         broadcast interrupts (IRQ0: HPET or PIT legacy channel)
                during the broadcast run: >= MIN_IRQ0 where broadcast is
                needed, none where it is not (ARAT)
-  lateness     see LATENESS_BOUND below
+  hotplug, s2idle        the CPU offline / suspend cycles all happened
+  hotplug-lateness       p99 lateness during the hotplug storm <= 2 s
+  lateness               p99(bc) <= LAT_FACTOR * p99(control) + LAT_SLACK_US
+  lateness-median        p50(bc) <= LAT_P50_FACTOR * p50(control) + LAT_P50_SLACK_US
+
+Both lateness bounds come from the control run of the same boot (300
+random 1-20 ms sleeps per CPU with the deep state on; 150 with it off for
+the control), per kernel: the base is a reference, not a target, and is
+the slower one on this testbed. How they were chosen, from 59 boots of
+the scenarios on both kernels (2026-12-04; 44 with the 2 host cores shared
+with other engineers' builds, host load 1.5-8.5, and 15 with three 4-vCPU
+guests booting at once, load 4.6-9.3):
+
+- p99. p99(bc)/p99(control) scattered over 0.4-20x on ours and 1.6-47x
+  on the base (the irqoff flavour's polling vCPUs inflate every figure
+  under load: the ARAT control with the same state and no broadcast at
+  all reached 12x). The largest (p99(bc) - 30 ms) / p99(control) was 11.1
+  on ours and 42.7 on the base (halt flavour, three guests at once; 14.4
+  without the extra guests): LAT_FACTOR 20 for ours, 80 for the base,
+  margins 1.8x and 1.9x, LAT_SLACK_US 30 ms for both.
+- p50. The largest p50(bc) was 20.9 ms on ours (irqoff, load 7.8) and
+  27.4 ms on the base (s2idle-halt, three guests); p50(control) is 0.2 ms
+  (2 ms with the periodic tick: jiffy-rounded sleeps) and hardly moves
+  with host load: 5 x p50(control) + 35 ms for ours (margin 1.7x), + 60 ms
+  for the base.
+- Broken kernels, to see the verdicts fail (tests/fixtures/):
+  wake IPI a no-op: RCU stall during boot, "finished", "splats" and
+  "snapshots" fail, within 25 s. Wake IPIs of each expiry sent only with
+  the next expiry (a CPU wakes only with the next, unrelated broadcast
+  interrupt): the same stall once no other CPU is queued. In this guest a
+  lost wake is never merely late: nothing else wakes a sleeping CPU.
+  Broadcast device armed 50 ms after the earliest expiry: the guest
+  finishes; p50(bc) 50.5 ms (irqoff) and 44.4 ms (halt) against bounds of
+  36 ms: "lateness-median" fails, while the p99 check (82 ms and 59 ms
+  against bounds of 153 ms and 196 ms) does not. The p99 check catches
+  gross tail regressions only: single runs scatter too much for more.
+- There is no bound on the maximum: single wakeups 0.5-1.5 s late showed
+  up in 5 of 22 boots of the base (halt flavour: periodic-halt 3 times,
+  hpet-halt twice) at host load 4-5, and up to 3.2 s with three guests at
+  once; ours' worst was 282 ms. p99 and p50 of 1200 samples do not move
+  for a few outliers.
+
+Host starvation (other QEMU guests and builds on the 2 cores) is the known
+source of flakes. A `make check` on a loaded fresh machine failed four
+checks, all on the base: periodic-halt hung (no output for 30 s),
+hotplug-halt and s2idle-halt had single wakeups 3-4 s late (the former
+max-lateness ceilings), compare/periodic-halt had no data; each passed
+alone. What the testbed does about it:
+
+- The guest prints a heartbeat on the console every 2 s; the watchdog
+  (qemu.Watchdog) calls a boot hung only when the plan made no progress
+  for 30 s while the heartbeat went on (the guest runs, the plan is
+  stuck), and "quiet" only after 90 s without any output at all (a
+  starved host, or a wholly hung guest).
+- No bound on the maximum lateness (above); hotplug-lateness is a p99.
+- A boot that failed only on time (finished/lateness/snapshots, stall
+  reports of the RCU or soft-lockup watchdogs) is booted once more
+  (runs.py, retryable() below); its row says it was the second try and
+  why the first failed. A kernel that really loses wakeups fails both.
+- compare/<scenario> is skipped, not failed, when a run has no data:
+  the scenario row already fails.
+- s2idle: the wakeup key is pressed again every 8 s while the guest stays
+  suspended (on a loaded host the first key can come before the keyboard
+  is armed as a wakeup source; one s2idle-irqoff boot hung that way).
+
+Still known: with three guests at once, one base periodic-halt boot saw
+a soft-lockup report 6 s into the boot (retried); a lateness verdict of
+a boot that was starved for long stretches can still fail twice in a
+row, which the row's detail (host load) tells apart.
 """
 
 import re
-import shutil
+
+import guestdata
 
 MIN_DEEP = 50
 MIN_IRQ0 = 50
 SAMPLES = 300
 
-# Lateness bound of the broadcast run, derived from the control run of the
-# same boot: p99(bc) <= LAT_FACTOR * p99(control) + LAT_SLACK_US.
-# On this testbed (QEMU TCG, 4 vCPUs on 2 host cores) upstream's broadcast
-# costs 16-23x the local-timer p99 in the median, and single runs scatter
-# by 2-5x around that. A lost wakeup is a different thing: the CPU sleeps
-# until an unrelated interrupt, typically tens to hundreds of ms, or the
-# guest hangs. The bound sits above the slow tail of a working broadcast
-# and well below a lost one; max lateness gets a plain ceiling for the same
-# reason.
-LAT_FACTOR = 60
+# Lateness bound of the broadcast run (see the docstring):
+# p99(bc) <= LAT_FACTOR[tree] * p99(control) + LAT_SLACK_US.
+LAT_FACTOR = {'ours': 20, 'base': 80}
 LAT_SLACK_US = 30000
-LAT_MAX_US = 500000
+# and the median: p50(bc) <= LAT_P50_FACTOR * p50(control) + LAT_P50_SLACK_US[tree].
+LAT_P50_FACTOR = 5
+LAT_P50_SLACK_US = {'ours': 35000, 'base': 60000}
 # Offlining a CPU stops the machine; under TCG that alone takes a while.
-LAT_MAX_HOTPLUG_US = 2000000
+LAT_HOTPLUG_P99_US = 2000000
+
+# Checks that host starvation can fail (runs.py retries a boot that failed
+# only these), and console reports that starvation alone can produce.
+TIMING_CHECKS = {'finished', 'lateness', 'lateness-median', 'hotplug-lateness', 'snapshots'}
+STARVATION_SPLAT = re.compile(r'rcu: INFO: .*stall|detected stalls? on CPU|soft lockup|'
+			      r'INFO: task .* blocked')
 
 CONTROL = ['snap:start', 'deep:off', f'lat:control:{SAMPLES // 2}', 'snap:mid', 'deep:on']
 PLAN = CONTROL + [f'lat:bc:{SAMPLES}', 'snap:end']
@@ -95,118 +165,41 @@ def _scenarios():
 SCENARIOS = _scenarios()
 
 
-# ---------------------------------------------------------------- parsing
-
-def parse(data):
-	"""Guest data channel -> {'snaps': {name: snap}, 'lat': {...}, 'errors': []}."""
-	res = {'snaps': {}, 'lat': {}, 'errors': [], 'end': False}
-	snap = None
-	cur_file = None
-	for line in data.splitlines():
-		if line.startswith('@@snap '):
-			_, name, what = line.split()
-			if what == 'begin':
-				snap = {'idle': {}, 'files': {}, 'bcdev': '', 'driver': ''}
-				res['snaps'][name] = snap
-			else:
-				snap = None
-			cur_file = None
-			continue
-		if line.startswith('@@lat '):
-			f = line.split()
-			kv = dict(x.split('=', 1) for x in f[2:])
-			res['lat'].setdefault(f[1], {})[kv['cpu']] = {
-				k: float(v) for k, v in kv.items() if k != 'cpu'}
-			continue
-		if line.startswith(('@@hotplug ', '@@s2idle ')):
-			f = line.split()
-			res[f[0][2:]] = dict(x.split('=', 1) for x in f[1:])
-			continue
-		if line.startswith('@@error'):
-			res['errors'].append(line)
-			continue
-		if line.startswith('@@end'):
-			res['end'] = True
-			continue
-		if snap is None:
-			continue
-		if line.startswith('@@bcdev'):
-			snap['bcdev'] = line[len('@@bcdev'):].strip()
-		elif line.startswith('@@cpuidle_driver'):
-			snap['driver'] = line[len('@@cpuidle_driver'):].strip()
-		elif line.startswith('@@idle '):
-			kv = dict(x.split('=', 1) for x in line.split()[1:])
-			snap['idle'][(int(kv['cpu']), int(kv['state']))] = int(kv['usage'])
-			snap.setdefault('idle_us', {})[(int(kv['cpu']), int(kv['state']))] = \
-				int(kv['time'])
-		elif line.startswith('@@uptime '):
-			snap['uptime'] = float(line.split()[1])
-		elif line.startswith('@@file '):
-			cur_file = line.split()[1]
-			snap['files'][cur_file] = []
-		elif line.startswith('@@'):
-			cur_file = None
-		elif cur_file:
-			snap['files'][cur_file].append(line)
-	return res
-
-
-def interrupts(snap):
-	"""/proc/interrupts -> {row: total over CPUs}."""
-	lines = snap['files'].get('/proc/interrupts', [])
-	if not lines:
-		return {}
-	ncpu = len(lines[0].split())
-	out = {}
-	for line in lines[1:]:
-		if ':' not in line:
-			continue
-		key, rest = line.split(':', 1)
-		vals = rest.split()[:ncpu]
-		total = 0
-		for v in vals:
-			if not v.isdigit():
-				break
-			total += int(v)
-		out[key.strip()] = total
-	return out
-
-
-def deep_entries(a, b):
-	"""{cpu: entries into states >= 1 between snapshots a and b}."""
-	out = {}
-	for (cpu, state), usage in b['idle'].items():
-		if state >= 1:
-			out[cpu] = out.get(cpu, 0) + usage - a['idle'].get((cpu, state), 0)
-	return out
-
-
-def metrics(res):
-	s = res['snaps']
-	m = {}
-	if 'mid' in s and 'end' in s:
-		m['deep'] = deep_entries(s['mid'], s['end'])
-		ia, ib = interrupts(s['mid']), interrupts(s['end'])
-		m['irq0'] = ib.get('0', 0) - ia.get('0', 0)
-		m['loc'] = ib.get('LOC', 0) - ia.get('LOC', 0)
-		m['bcdev'] = s['end']['bcdev']
-		m['driver'] = s['end']['driver']
-	for run in ('control', 'bc'):
-		if 'all' in res['lat'].get(run, {}):
-			m[run] = res['lat'][run]['all']
-	return m
-
-
 # ---------------------------------------------------------------- verdict
 
-def verdict(sc, status, console, data, timing=True):
-	"""[(check, ok, detail)] for one boot of scenario sc.
+def lateness_bound(tree, control_p99):
+	"""The p99 bound (us) of a broadcast run whose control p99 was control_p99."""
+	return LAT_FACTOR.get(tree, LAT_FACTOR['ours']) * control_p99 + LAT_SLACK_US
+
+
+def median_bound(tree, control_p50):
+	"""The p50 bound (us) of a broadcast run whose control p50 was control_p50."""
+	return LAT_P50_FACTOR * control_p50 + LAT_P50_SLACK_US.get(tree, LAT_P50_SLACK_US['ours'])
+
+
+def lateness_checks(tree, c, b):
+	"""The two lateness checks of a broadcast run b against its control c."""
+	bound = lateness_bound(tree, c['p99'])
+	mbound = median_bound(tree, c['p50'])
+	return [
+		('lateness', b['p99'] <= bound,
+		 f'p99 {b["p99"]:.0f} us, bound {bound:.0f} = {LAT_FACTOR.get(tree)} x control '
+		 f'p99 {c["p99"]:.0f} + {LAT_SLACK_US} ({tree}); ratio '
+		 f'{b["p99"] / max(c["p99"], 1):.1f}x, max {b["max"]:.0f} us'),
+		('lateness-median', b['p50'] <= mbound,
+		 f'p50 {b["p50"]:.0f} us, bound {mbound:.0f} = {LAT_P50_FACTOR} x '
+		 f'control p50 {c["p50"]:.0f} + {LAT_P50_SLACK_US.get(tree)} ({tree})'),
+	]
+
+
+def verdict(sc, status, console, data, timing=True, tree='ours'):
+	"""([(check, ok, detail)], metrics) for one boot of scenario sc on tree.
 
 	timing=False (debug kernels: lockdep and KASAN slow everything down)
-	leaves the lateness bound out.
+	leaves the lateness bounds out.
 	"""
-	res = parse(data)
-	m = metrics(res)
+	res = guestdata.parse(data)
+	m = guestdata.metrics(res)
 	checks = [('finished', status == 'done' and res['end'],
 		   f'guest status: {status}')]
 	splats = [ln for ln in console.splitlines() if SPLAT.search(ln)]
@@ -232,42 +225,62 @@ def verdict(sc, status, console, data, timing=True):
 		n = int(res.get('hotplug', {}).get('offlined', 0))
 		checks.append(('hotplug', n >= sc['hotplug'],
 			       f'{n} CPU offline operations, want >= {sc["hotplug"]}'))
-		worst = res['lat'].get('hotplug', {}).get('all', {}).get('max', float('inf'))
-		checks.append(('hotplug-lateness', worst <= LAT_MAX_HOTPLUG_US,
-			       f'max lateness during the storm {worst:.0f} us, '
-			       f'bound {LAT_MAX_HOTPLUG_US}'))
+		if timing:
+			p99 = m.get('hotplug', {}).get('p99', float('inf'))
+			checks.append(('hotplug-lateness', p99 <= LAT_HOTPLUG_P99_US,
+				       f'p99 lateness during the storm {p99:.0f} us, '
+				       f'bound {LAT_HOTPLUG_P99_US}'))
 	if 's2idle' in sc:
 		n = int(res.get('s2idle', {}).get('ok', 0))
 		checks.append(('s2idle', n >= sc['s2idle'],
 			       f'{n} suspend-to-idle cycles, want {sc["s2idle"]}'))
-	lat_max = sc.get('lat_max', LAT_MAX_US)
 	if not timing:
 		pass
 	elif 'control' in m and 'bc' in m:
-		bound = LAT_FACTOR * m['control']['p99'] + LAT_SLACK_US
-		ok = m['bc']['p99'] <= bound and m['bc']['max'] <= lat_max
-		checks.append(('lateness', ok,
-			       f'p99 {m["bc"]["p99"]:.0f} us (bound {bound:.0f} = '
-			       f'{LAT_FACTOR} x control p99 {m["control"]["p99"]:.0f} + '
-			       f'{LAT_SLACK_US}), max {m["bc"]["max"]:.0f} us '
-			       f'(bound {lat_max})'))
+		checks += lateness_checks(tree, m['control'], m['bc'])
 	else:
 		checks.append(('lateness', False, 'no lateness results'))
 	return checks, m
 
 
+def retryable(checks, status):
+	"""True when a failed boot failed only in ways host starvation explains.
+
+	That is: every failed check is about time (a slow or silent guest, late
+	wakeups, no data because the boot was cut short), none is about what
+	the kernel did (wrong device, no deep entries, a WARNING...), and any
+	stall report is one of the watchdogs' (RCU stall, soft lockup).
+	"""
+	failed = [(c, d) for c, ok, d in checks if not ok]
+	if not failed:
+		return False
+	for c, d in failed:
+		if c == 'splats':
+			lines = d.split('; ')
+			stalls = [x for x in lines if STARVATION_SPLAT.search(x)]
+			# a stall report comes with the stalled CPUs' backtraces
+			other = [x for x in lines if x not in stalls and
+				 not (stalls and x.strip() == 'Call Trace:')]
+			if not stalls or other:
+				return False
+		elif c not in TIMING_CHECKS:
+			return False
+	return True
+
+
 def report(tree, sc, status, console, data, secs, timing=True):
 	"""Human-readable report of one boot."""
-	checks, m = verdict(sc, status, console, data, timing)
-	kv = re.search(r'Linux version (\S+)', console)
-	lines = [f'kernel: {tree} ({kv.group(1) if kv else "?"}), guest {status} in {secs:.0f} s',
+	checks, m = verdict(sc, status, console, data, timing, tree)
+	lines = [f'kernel: {tree} ({guestdata.kernel_release(console) or "?"}), '
+		 f'guest {status} in {secs:.0f} s',
 		 f'broadcast device: {m.get("bcdev", "?")}, cpuidle driver: {m.get("driver", "?")}']
 	if 'deep' in m:
 		lines.append('deep-idle entries per CPU (broadcast run): ' +
 			     ', '.join(f'cpu{c} {n}' for c, n in sorted(m['deep'].items())))
 		lines.append(f'broadcast interrupts (IRQ0): {m["irq0"]}, '
 			     f'local timer + broadcast IPIs (LOC): {m["loc"]}')
-	for run, label in (('control', 'local timers only'), ('bc', 'deep state, broadcast')):
+	for run, label in (('control', 'local timers only'), ('bc', 'deep state, broadcast'),
+			   ('hotplug', 'during CPU hotplug')):
 		if run in m:
 			x = m[run]
 			lines.append(f'timer lateness, {label:22}: p50 {x["p50"]:7.0f} us  '
@@ -282,22 +295,6 @@ def report(tree, sc, status, console, data, secs, timing=True):
 DEBUG_SCENARIOS = ['hpet-irqoff', 'hpet-halt', 'periodic-halt', 'hotplug-irqoff', 's2idle-halt']
 
 
-def run(tb, name, tree, outroot, seed=1, variant=''):
-	"""Boot scenario name on tree's (already built) kernel; return a test row."""
-	sc = SCENARIOS[name]
-	kernel = tb.tree_dir(tree) / tb.build_dir_name(variant) / 'arch/x86/boot/bzImage'
-	label = f'{name}-{variant}' if variant else name
-	out = outroot / f'{label}-{tree}'
-	shutil.rmtree(out, ignore_errors=True)
-	status, con, data, secs = tb.boot_scenario(kernel, sc, out, seed)
-	timing = not variant
-	checks, m = verdict(sc, status, con, data, timing)
-	(out / 'report.txt').write_text(report(tree, sc, status, con, data, secs, timing) + '\n')
-	bad = [f'{c}: {d}' for c, ok, d in checks if not ok]
-	detail = '; '.join(bad) if bad else f'{secs:.0f} s'
-	return (f'scenario/{label}/{tree}', 'fail' if bad else 'pass', detail, out, m)
-
-
 # Ours against the base in the same check run: single runs on this testbed
 # scatter by 2-5x, so only a gross regression fails.
 CMP_FACTOR = 3
@@ -307,31 +304,11 @@ CMP_SLACK_US = 10000
 def compare(name, ours, base):
 	"""A test row: ours is no worse than the base (metrics of one boot each)."""
 	if 'bc' not in ours or 'bc' not in base:
-		return (f'compare/{name}', 'fail', 'a run has no lateness results')
+		# The scenario rows of the same runs already fail.
+		return (f'compare/{name}', 'skip', 'a run has no lateness results')
 	o, b = ours['bc']['p99'], base['bc']['p99']
 	bound = CMP_FACTOR * b + CMP_SLACK_US
 	return (f'compare/{name}', 'pass' if o <= bound else 'fail',
 		f'p99 ours {o:.0f} us, base {b:.0f} us, bound {bound:.0f} us')
 
 
-def cmd_scenario(args):
-	import tb
-	tb.build(args.tree, args.variant)
-	names = [args.name] if args.name != 'all' else list(SCENARIOS)
-	outroot = tb.CACHE / 'runs' / 'scenarios'
-	failed = 0
-	for n in names:
-		row = run(tb, n, args.tree, outroot, args.seed, args.variant)
-		print((row[3] / 'report.txt').read_text())
-		print(f'{row[1].upper()} {row[0]}: {row[2]}\n')
-		failed += row[1] == 'fail'
-	raise SystemExit(1 if failed else 0)
-
-
-def add_commands(sub):
-	s = sub.add_parser('scenario', help='run a QEMU scenario')
-	s.add_argument('name', choices=list(SCENARIOS) + ['all'])
-	s.add_argument('tree', nargs='?', default='ours')
-	s.add_argument('--seed', type=int, default=1)
-	s.add_argument('--variant', default='', help='e.g. debug (configs/debug.config)')
-	s.set_defaults(fn=cmd_scenario)

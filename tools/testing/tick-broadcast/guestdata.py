@@ -1,0 +1,281 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Everything the guest reports, parsed: the one reader of guest output.
+
+guest/init writes "@@" lines to the data channel (the second serial
+port); guest/tbprobe.c writes the lateness lines. Formats:
+
+  @@begin plan=STEP,...          start of the plan
+  @@snap NAME begin|end          a snapshot; between the two:
+    @@kernel RELEASE  @@bcdev DEV  @@cpuidle_driver DRV  @@online LIST
+    @@idle cpu=C state=S name=N usage=U time=US
+    @@uptime SECS IDLE
+    @@file PATH                  followed by the file's lines
+  @@lat NAME cpu=C|all n= p50= p90= p99= max=   (microseconds)
+  @@raw NAME cpu=C V,V,...       every sample of a lateness run (ns)
+  @@hotplug rounds= offlined= online=
+  @@s2idle tries= ok=
+  @@prof CPU begin ... @@prof end   function profiler table (trace_stat)
+  @@trace NAME begin ... @@trace NAME end   ftrace text
+  @@error TEXT
+  @@end                          the plan ran to its end
+
+and on the console, besides the kernel's messages:
+
+  @@hb UPTIME                    the guest's heartbeat, every HB_PERIOD s
+  KUnit lines of the bench suites (bench_enter_exit:, bench_core_expire:)
+
+This module imports nothing of the testbed; it turns text into data.
+"""
+
+import re
+
+HB_PERIOD = 2		# seconds between two heartbeats of guest/init
+HB_LINE = re.compile(r'^@@hb (\d+(?:\.\d+)?)[ \t\r]*(?:\n|$)', re.M)
+
+
+# ---------------------------------------------------------------- data channel
+
+def _kv(fields):
+	return dict(x.split('=', 1) for x in fields if '=' in x)
+
+
+def parse(data):
+	"""Data channel -> {'snaps': {name: snap}, 'lat': {run: {cpu: stats}},
+	'errors': [...], 'end': bool, 'begin': bool, 'hotplug': {...}, 's2idle': {...}}.
+
+	A snapshot is {'idle': {(cpu, state): usage}, 'idle_us': {(cpu, state): us},
+	'files': {path: [lines]}, 'bcdev', 'driver', 'uptime', 'online', 'kernel'}.
+	"""
+	res = {'snaps': {}, 'lat': {}, 'errors': [], 'end': False, 'begin': False}
+	snap = None
+	cur_file = None
+	for line in data.splitlines():
+		if line.startswith('@@snap '):
+			f = line.split()
+			if len(f) == 3 and f[2] == 'begin':
+				snap = {'idle': {}, 'idle_us': {}, 'files': {}, 'bcdev': '',
+					'driver': ''}
+				res['snaps'][f[1]] = snap
+			else:
+				snap = None
+			cur_file = None
+			continue
+		if line.startswith('@@lat '):
+			f = line.split()
+			kv = _kv(f[2:])
+			cpu = kv.pop('cpu', None)
+			if cpu is not None:
+				res['lat'].setdefault(f[1], {})[cpu] = {
+					k: float(v) for k, v in kv.items()}
+			continue
+		if line.startswith(('@@hotplug ', '@@s2idle ')):
+			f = line.split()
+			res[f[0][2:]] = _kv(f[1:])
+			continue
+		if line.startswith('@@error'):
+			res['errors'].append(line)
+			continue
+		if line.startswith('@@end'):
+			res['end'] = True
+			continue
+		if line.startswith('@@begin'):
+			res['begin'] = True
+			continue
+		if snap is None:
+			continue
+		if line.startswith('@@bcdev'):
+			snap['bcdev'] = line[len('@@bcdev'):].strip()
+		elif line.startswith('@@cpuidle_driver'):
+			snap['driver'] = line[len('@@cpuidle_driver'):].strip()
+		elif line.startswith('@@kernel'):
+			snap['kernel'] = line[len('@@kernel'):].strip()
+		elif line.startswith('@@online'):
+			snap['online'] = line[len('@@online'):].strip()
+		elif line.startswith('@@idle '):
+			kv = _kv(line.split()[1:])
+			key = (int(kv['cpu']), int(kv['state']))
+			snap['idle'][key] = int(kv['usage'])
+			snap['idle_us'][key] = int(kv['time'])
+		elif line.startswith('@@uptime '):
+			snap['uptime'] = float(line.split()[1])
+		elif line.startswith('@@file '):
+			cur_file = line.split()[1]
+			snap['files'][cur_file] = []
+		elif line.startswith('@@'):
+			cur_file = None
+		elif cur_file:
+			snap['files'][cur_file].append(line)
+	return res
+
+
+def interrupts(snap):
+	"""/proc/interrupts of a snapshot -> {row: total over CPUs}."""
+	lines = snap['files'].get('/proc/interrupts', [])
+	if not lines:
+		return {}
+	ncpu = len(lines[0].split())
+	out = {}
+	for line in lines[1:]:
+		if ':' not in line:
+			continue
+		key, rest = line.split(':', 1)
+		total = 0
+		for v in rest.split()[:ncpu]:
+			if not v.isdigit():
+				break
+			total += int(v)
+		out[key.strip()] = total
+	return out
+
+
+def deep_entries(a, b):
+	"""{cpu: entries into states >= 1 between snapshots a and b}."""
+	out = {}
+	for (cpu, state), usage in b['idle'].items():
+		if state >= 1:
+			out[cpu] = out.get(cpu, 0) + usage - a['idle'].get((cpu, state), 0)
+	return out
+
+
+def deep_residency_pct(a, b):
+	"""Share of time (%) the CPUs spent in states >= 1 between a and b."""
+	secs = b.get('uptime', 0) - a.get('uptime', 0)
+	if secs <= 0:
+		return None
+	deep = sum(v - a['idle_us'].get(k, 0) for k, v in b['idle_us'].items() if k[1] >= 1)
+	ncpu = len({k[0] for k in b['idle_us']}) or 1
+	return 100 * deep / 1e6 / secs / ncpu
+
+
+def stats_delta(a, b):
+	"""Sum over CPUs of the debugfs tick_broadcast/stats counters, b - a."""
+	def tot(snap):
+		t = {}
+		for line in snap['files'].get('/sys/kernel/debug/tick_broadcast/stats', []):
+			for kv in line.split()[1:]:
+				if '=' not in kv:
+					continue
+				k, v = kv.split('=', 1)
+				if v.lstrip('-').isdigit():
+					t[k] = t.get(k, 0) + int(v)
+		return t
+	ta, tb = tot(a), tot(b)
+	return {k: tb[k] - ta.get(k, 0) for k in tb}
+
+
+def metrics(res):
+	"""The figures the verdicts use, from parse(): deep, irq0, loc, bcdev,
+	driver (broadcast run: snapshots mid..end) and control/bc lateness."""
+	s = res['snaps']
+	m = {}
+	if 'mid' in s and 'end' in s:
+		m['deep'] = deep_entries(s['mid'], s['end'])
+		ia, ib = interrupts(s['mid']), interrupts(s['end'])
+		m['irq0'] = ib.get('0', 0) - ia.get('0', 0)
+		m['loc'] = ib.get('LOC', 0) - ia.get('LOC', 0)
+		m['bcdev'] = s['end']['bcdev']
+		m['driver'] = s['end']['driver']
+	for run in res['lat']:
+		if 'all' in res['lat'][run]:
+			m[run] = res['lat'][run]['all']
+	return m
+
+
+def raw(data, name):
+	"""All raw lateness samples (us) of tbprobe run name, over all CPUs."""
+	out = []
+	for line in data.splitlines():
+		if line.startswith(f'@@raw {name} '):
+			f = line.split()
+			if len(f) > 3:
+				out += [int(v) / 1000 for v in f[3].split(',') if v]
+	return out
+
+
+def percentile(samples, p):
+	"""p-th percentile (0-100) of samples, nearest rank, as tbprobe does."""
+	if not samples:
+		return None
+	s = sorted(samples)
+	return s[min(len(s) - 1, int(len(s) * p / 100))]
+
+
+def late_fraction(samples, limit_us):
+	"""Share of samples later than limit_us."""
+	if not samples:
+		return None
+	return sum(1 for v in samples if v > limit_us) / len(samples)
+
+
+# ---------------------------------------------------------------- profiler
+
+PROF_LINE = re.compile(r'^\s*(\S+)\s+(\d+)\s+([\d.]+) us\s+([\d.]+) us')
+
+
+def prof(data, funcs):
+	"""Function profiler tables -> {function: (hits, total us)} over all CPUs.
+
+	trace_stat cuts function names to 30 characters: funcs maps them back.
+	"""
+	out = {}
+	for line in data.splitlines():
+		m = PROF_LINE.match(line)
+		fn = next((f for f in funcs if f[:30] == m.group(1)), None) if m else None
+		if fn:
+			h, t = out.get(fn, (0, 0.0))
+			out[fn] = (h + int(m.group(2)), t + float(m.group(3)))
+	return out
+
+
+# ---------------------------------------------------------------- traces
+
+TRACE_LINE = re.compile(r'^\s*.+?\s+\[(\d+)\]\s+\S+\s+(\d+)\.(\d+): (\w+): (.*)$')
+
+
+def trace(data, name=None):
+	"""Trace text between @@trace NAME begin/end -> [(cpu, ns, event, fields)]."""
+	out = []
+	inside = False
+	for line in data.splitlines():
+		if line.startswith('@@trace '):
+			f = line.split()
+			inside = f[-1] == 'begin' and (name is None or f[1] == name)
+			continue
+		if not inside:
+			continue
+		m = TRACE_LINE.match(line)
+		if not m:
+			continue
+		cpu, sec, frac, ev, rest = m.groups()
+		ns = int(sec) * 10**9 + int(frac.ljust(9, '0')[:9])
+		out.append((int(cpu), ns, ev, _kv(rest.split())))
+	return out
+
+
+# ---------------------------------------------------------------- console
+
+def heartbeats(console):
+	"""Guest uptimes of the heartbeat lines on the console."""
+	return [float(x) for x in HB_LINE.findall(console)]
+
+
+def strip_heartbeats(console):
+	return HB_LINE.sub('', console)
+
+
+def kernel_release(console):
+	m = re.search(r'Linux version (\S+)', console)
+	return m.group(1) if m else None
+
+
+def kbench(console):
+	"""KUnit bench lines on the console: {'kbench_pair_ns', 'core_bench'}."""
+	m = {}
+	k = re.search(r'bench_enter_exit: \S+ cpu=\d+ batches=\d+ pairs=\d+ ns_per_pair=(\d+)',
+		      console)
+	if k:
+		m['kbench_pair_ns'] = int(k.group(1))
+	core = re.findall(r'bench_core_expire: n=(\d+) expire_ns=(\d+) scan_ns=(\d+)', console)
+	if core:
+		m['core_bench'] = [(int(n), int(e), int(s)) for n, e, s in core]
+	return m

@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Boot a scenario on a built kernel and judge it: one test row.
+
+Glue between qemu.py (the boot), scenarios.py (what to boot and the
+verdicts) and the commands (tb.py scenario, report, check). A boot that
+failed only in ways host starvation explains (scenarios.retryable) is
+booted once more; the row then says so.
+"""
+
+import os
+import shutil
+
+import qemu
+import scenarios
+import workspace
+from progress import log
+
+
+def boot_scenario(kernel, sc, out, seed=1, what=None):
+	"""Boot scenario sc once; return (status, console, data, seconds)."""
+	shutil.rmtree(out, ignore_errors=True)
+	return qemu.boot(kernel, sc['plan'], out, sc.get('cmdline', ()), sc.get('cpu', 'qemu64'),
+			 sc.get('smp', 4), sc.get('qemu', ()), sc.get('timeout', 150), seed, what)
+
+
+def _judge(tree, sc, out, boot, timing):
+	status, con, data, secs = boot
+	checks, m = scenarios.verdict(sc, status, con, data, timing, tree)
+	(out / 'report.txt').write_text(
+		scenarios.report(tree, sc, status, con, data, secs, timing) + '\n')
+	return checks, m, secs
+
+
+def run(name, tree, outroot, seed=1, variant='', retry=True):
+	"""Boot scenario name on tree's (already built) kernel; return a test row
+	(name, 'pass'|'fail', detail, output dir, metrics)."""
+	sc = scenarios.SCENARIOS[name]
+	kernel = workspace.kernel_image(tree, variant)
+	label = f'{name}-{variant}' if variant else name
+	row = f'scenario/{label}/{tree}'
+	out = outroot / f'{label}-{tree}'
+	timing = not variant
+	boot = boot_scenario(kernel, sc, out, seed, what=row)
+	checks, m, secs = _judge(tree, sc, out, boot, timing)
+	note = ''
+	if retry and scenarios.retryable(checks, boot[0]):
+		first = '; '.join(f'{c}: {d}' for c, ok, d in checks if not ok)
+		load = os.getloadavg()[0]
+		log(f'{row}: failed on timing only (host load {load:.1f} on '
+		    f'{os.cpu_count()} CPUs), booting it once more; first try: {first}')
+		keep = out.with_name(out.name + '.try1')
+		shutil.rmtree(keep, ignore_errors=True)
+		out.rename(keep)
+		boot = boot_scenario(kernel, sc, out, seed, what=f'{row} (retry)')
+		checks, m, secs = _judge(tree, sc, out, boot, timing)
+		note = (f' (second try; the first, in {keep}, failed on timing only at host '
+			f'load {load:.1f}: {first})')
+	bad = [f'{c}: {d}' for c, ok, d in checks if not ok]
+	detail = '; '.join(bad) if bad else f'{secs:.0f} s'
+	return (row, 'fail' if bad else 'pass', detail + note, out, m)

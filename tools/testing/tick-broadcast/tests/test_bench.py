@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+"""bench's figures and tables, and hops, over recorded boots."""
+
+import unittest
+
+import bench
+import guestdata
+import hops
+from tests import fixtures
+
+
+class BootMetrics(unittest.TestCase):
+	def test_scenario_boot(self):
+		console, data = fixtures.load('ours-hpet-irqoff')
+		m = bench.boot_metrics('done', console, data)
+		want = fixtures.lat_lines(data)
+		self.assertEqual(m['bc_p99'], want['bc']['all']['p99'])
+		self.assertEqual(m['control_p50'], want['control']['all']['p50'])
+		self.assertAlmostEqual(m['bc_over_control'], m['bc_p99'] / m['control_p99'])
+		self.assertGreater(m['irq0_per_s'], 0)
+		self.assertGreater(m['loc_per_s'], m['irq0_per_s'])
+		self.assertTrue(0 < m['residency_pct'] <= 100)
+		self.assertIn('stats', m)
+
+	def test_base_has_no_stats(self):
+		console, data = fixtures.load('base-hpet-halt')
+		self.assertNotIn('stats', bench.boot_metrics('done', console, data))
+
+	def test_profiler_and_kunit_bench(self):
+		console, data = fixtures.load('ours-bench-halt')
+		m = bench.boot_metrics('done', console, data)
+		for fn in bench.PROF_FUNCS:
+			self.assertGreater(m[f'prof_{fn}_ns'], 0, fn)
+			self.assertGreater(m[f'prof_{fn}_per_s'], 0, fn)
+		self.assertGreater(m['kbench_pair_ns'], 0)
+		ns = [n for n, _, _ in m['core_bench']]
+		self.assertEqual(ns, sorted(ns))
+		self.assertEqual(ns[0], 8)
+
+	def test_tables(self):
+		runs = []
+		for fx in ('ours-hpet-halt', 'ours-hpet-irqoff'):
+			console, data = fixtures.load(fx)
+			m = bench.boot_metrics('done', console, data)
+			m['raw'] = {n: guestdata.raw(data, n) for n in ('control', 'bc')}
+			runs.append(m)
+		raw = {'workloads': {w: {'base': runs, 'ours': runs} for w in bench.WORKLOADS},
+		       'arat': {w: {'base': runs, 'ours': runs} for w in bench.WORKLOADS},
+		       'trace': {'base': [], 'ours': []},
+		       'scaling': {n: {'base': runs, 'ours': runs} for n in bench.SCALING_SMP}}
+		text = bench.workload_table('hpet-halt', raw)
+		self.assertIn('lateness p99 (us)', text)
+		self.assertIn('1.00x', text)
+		self.assertIn('counter', bench.ours_stats_table('hpet-halt', raw))
+		self.assertIn('-smp 2', bench.scaling_table(raw))
+
+
+class Hops(unittest.TestCase):
+	def test_trace_hops(self):
+		_, data = fixtures.load('ours-bench-halt')
+		for run in ('control', 'bc'):
+			events = guestdata.trace(data, run)
+			self.assertTrue(events, run)
+			sleeps = hops.sleeps(events)
+			self.assertGreater(len(sleeps), 10, run)
+			self.assertTrue(all(s['late'] >= 0 for s in sleeps))
+			s = hops.summary(sleeps)
+			self.assertEqual(s['n'], len(sleeps))
+		# the broadcast run goes through IRQ0, the control run never
+		bc = hops.summary(hops.sleeps(guestdata.trace(data, 'bc')))
+		ctl = hops.summary(hops.sleeps(guestdata.trace(data, 'control')))
+		self.assertGreater(bc['all_irq0_n'], 0)
+		self.assertEqual(ctl['all_irq0_n'], 0)
+
+	def test_trace_sections_are_separate(self):
+		_, data = fixtures.load('ours-bench-halt')
+		both = guestdata.trace(data)
+		self.assertEqual(len(both), len(guestdata.trace(data, 'bc')) +
+				 len(guestdata.trace(data, 'control')))

@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Scenario verdicts over recorded boots: working kernels pass, a broken
+wake IPI fails, starvation is told from breakage."""
+
+import re
+import unittest
+
+import scenarios
+from tests import fixtures
+
+QUIET = 'quiet (no output at all, not even the heartbeat, for 90 s: hung guest or starved host)'
+
+# fixture -> (scenario, tree) of recorded boots of working kernels
+GOOD = {
+	'ours-hpet-irqoff': ('hpet-irqoff', 'ours'),
+	'ours-hpet-halt': ('hpet-halt', 'ours'),
+	'ours-arat-halt': ('arat-halt', 'ours'),
+	'ours-hotplug-halt': ('hotplug-halt', 'ours'),
+	'ours-s2idle-halt': ('s2idle-halt', 'ours'),
+	'base-hpet-irqoff': ('hpet-irqoff', 'base'),
+	'base-hpet-halt': ('hpet-halt', 'base'),
+	# 505 ms max lateness: failed the former 500 ms ceiling on max
+	'base-periodic-halt': ('periodic-halt', 'base'),
+}
+# Boots of our kernel broken on purpose -> (scenario, checks that must fail).
+# broken-ipi: bc_send_ipis() a no-op: the sleepers never wake, the guest
+# stalls during boot (RCU stall report) before the plan's first snapshot.
+# late-ipi: the wake IPIs of an expiry are sent with the next expiry, so a
+# CPU wakes only with the next, unrelated broadcast interrupt: once no
+# other CPU is queued there is none, and the guest stalls in the same way.
+# late-bc: the broadcast device armed 50 ms after the earliest expiry (as
+# if the CPUs woke with an unrelated interrupt 50 ms later): the guest
+# finishes, and only the median lateness shows it.
+BROKEN = {
+	'broken-ipi-hpet-irqoff': ('hpet-irqoff', {'finished', 'splats', 'snapshots'}),
+	'broken-ipi-hpet-halt': ('hpet-halt', {'finished', 'splats', 'snapshots'}),
+	'late-ipi-hpet-irqoff': ('hpet-irqoff', {'finished', 'splats', 'snapshots'}),
+	'late-ipi-hpet-halt': ('hpet-halt', {'finished', 'splats', 'snapshots'}),
+	'late-bc-hpet-irqoff': ('hpet-irqoff', {'lateness-median'}),
+	'late-bc-hpet-halt': ('hpet-halt', {'lateness-median'}),
+}
+
+
+def judge(fixture, name, tree, status='done', timing=True):
+	console, data = fixtures.load(fixture)
+	return scenarios.verdict(scenarios.SCENARIOS[name], status, console, data, timing, tree)
+
+
+def failed(checks):
+	return sorted(c for c, ok, _ in checks if not ok)
+
+
+class Verdicts(unittest.TestCase):
+	def test_working_kernels_pass(self):
+		for fx, (name, tree) in GOOD.items():
+			with self.subTest(fixture=fx):
+				checks, m = judge(fx, name, tree)
+				self.assertEqual(failed(checks), [], checks)
+				self.assertIn('lateness', [c for c, _, _ in checks])
+
+	def test_broken_wake_ipi_fails(self):
+		for fx, (name, want) in BROKEN.items():
+			with self.subTest(fixture=fx):
+				status = (fixtures.FIXTURES / f'{fx}.status').read_text().strip()
+				checks, _ = judge(fx, name, 'ours', status)
+				self.assertLessEqual(want, set(failed(checks)), checks)
+				if status == 'done':
+					self.assertEqual(want, set(failed(checks)), checks)
+
+	def test_hang_fails_finished(self):
+		checks, _ = judge('ours-hpet-irqoff', 'hpet-irqoff', 'ours',
+				  'hang (no progress for 31 s while the guest heartbeat went on: 15 beats)')
+		self.assertEqual(failed(checks), ['finished'])
+
+	def test_arat_wants_no_broadcast(self):
+		# hpet-halt's boot judged as the ARAT scenario: it had broadcasts
+		checks, _ = judge('ours-hpet-halt', 'arat-halt', 'ours')
+		self.assertIn('irq0', failed(checks))
+		checks, _ = judge('ours-arat-halt', 'hpet-halt', 'ours')
+		self.assertIn('irq0', failed(checks))
+
+	def test_debug_kernels_have_no_lateness_bound(self):
+		checks, _ = judge('ours-hpet-irqoff', 'hpet-irqoff', 'ours', timing=False)
+		self.assertNotIn('lateness', [c for c, _, _ in checks])
+
+	def test_lateness_bound_from_the_same_boot(self):
+		console, data = fixtures.load('ours-hpet-halt')
+		sc = scenarios.SCENARIOS['hpet-halt']
+		ctl = fixtures.lat_lines(data)['control']['all']['p99']
+		bound = scenarios.lateness_bound('ours', ctl)
+		for p99, ok in ((bound - 1, True), (bound + 1, False)):
+			d = re.sub(r'^(@@lat bc cpu=all .*) p99=\S+', rf'\1 p99={p99:.1f}', data,
+				   flags=re.M)
+			checks, _ = scenarios.verdict(sc, 'done', console, d, True, 'ours')
+			self.assertEqual('lateness' not in failed(checks), ok, checks)
+
+	def test_splat_fails_and_is_not_retried(self):
+		console, data = fixtures.load('ours-hpet-irqoff')
+		console += 'WARNING: CPU: 1 PID: 0 at kernel/time/tick-broadcast.c:300\n'
+		sc = scenarios.SCENARIOS['hpet-irqoff']
+		checks, _ = scenarios.verdict(sc, 'done', console, data, True, 'ours')
+		self.assertEqual(failed(checks), ['splats'])
+		self.assertFalse(scenarios.retryable(checks, 'done'))
+
+
+class Starvation(unittest.TestCase):
+	def test_quiet_guest_is_retried(self):
+		checks, _ = judge('ours-s2idle-irqoff-quiet', 's2idle-irqoff', 'ours', QUIET)
+		self.assertIn('finished', failed(checks))
+		self.assertTrue(scenarios.retryable(checks, QUIET))
+
+	def test_rcu_stall_alone_is_retried(self):
+		console, data = fixtures.load('ours-hpet-irqoff')
+		console += 'rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n'
+		sc = scenarios.SCENARIOS['hpet-irqoff']
+		status = 'stall (detected stalls on CPU after 40 s)'
+		checks, _ = scenarios.verdict(sc, status, console, data, True, 'ours')
+		self.assertEqual(failed(checks), ['finished', 'splats'])
+		self.assertTrue(scenarios.retryable(checks, status))
+
+	def test_wrong_device_is_not_retried(self):
+		checks, _ = judge('ours-hpet-irqoff', 'pit-irqoff', 'ours', QUIET)
+		self.assertIn('bcdev', failed(checks))
+		self.assertFalse(scenarios.retryable(checks, QUIET))
+
+	def test_a_pass_is_not_retried(self):
+		checks, _ = judge('ours-hpet-irqoff', 'hpet-irqoff', 'ours')
+		self.assertFalse(scenarios.retryable(checks, 'done'))
+
+
+class Compare(unittest.TestCase):
+	def test_compare(self):
+		o = {'bc': {'p99': 9000.0}}
+		b = {'bc': {'p99': 90000.0}}
+		self.assertEqual(scenarios.compare('x', o, b)[1], 'pass')
+		self.assertEqual(scenarios.compare('x', b, o)[1], 'fail')
+		self.assertEqual(scenarios.compare('x', {}, b)[1], 'skip')
+
+
+if __name__ == '__main__':
+	unittest.main()

@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-2.0
+"""workspace: kunit.py configs per tree, KUnit result parsing."""
+
+import json
+import unittest
+
+import workspace
+from tests import fixtures
+
+
+class Configs(unittest.TestCase):
+	def test_base_uses_its_own_kunitconfig(self):
+		base = workspace.kunitconfigs('base')
+		self.assertEqual(base[0], str(workspace.CONFIGS / 'base.kunitconfig'))
+		self.assertNotIn('kernel/time/tests/.kunitconfig', base)
+		self.assertIn(str(workspace.CONFIGS / 'x86_64.config'), base)
+
+	def test_ours_uses_the_series_kunitconfig(self):
+		ours = workspace.kunitconfigs('ours', 'debug')
+		self.assertEqual(ours[0], 'kernel/time/tests/.kunitconfig')
+		self.assertIn(str(workspace.CONFIGS / 'x86_64.config'), ours)
+		self.assertEqual(ours[-1], str(workspace.CONFIGS / 'debug.config'))
+
+	def test_configs_name_existing_symbols_only(self):
+		# The bench suite's symbol is ..._BENCH_KUNIT_TEST now.
+		for f in workspace.CONFIGS.iterdir():
+			for line in f.read_text().splitlines():
+				self.assertNotRegex(line, r'^CONFIG_TICK_BROADCAST_BENCH_KUNIT=', f.name)
+		base = (workspace.CONFIGS / 'base.kunitconfig').read_text()
+		for sym in ('CONFIG_KUNIT=y', 'CONFIG_TICK_BROADCAST_LIVE_KUNIT_TEST=y',
+			    'CONFIG_TICK_BROADCAST_BENCH_KUNIT_TEST=y'):
+			self.assertIn(sym, base)
+		# the base has no decision core: none of its suites may be asked for
+		self.assertNotIn('CORE_KUNIT_TEST', base)
+		self.assertNotIn('TRACE_KUNIT_TEST', base)
+
+
+class KunitRows(unittest.TestCase):
+	def test_recorded_results(self):
+		js = (fixtures.FIXTURES / 'kunit-ours.json').read_text()
+		log = (fixtures.FIXTURES / 'kunit-ours.log').read_text()
+		rows = workspace.kunit_rows(js, log, 'kunit/ours')
+		self.assertTrue(rows)
+		self.assertTrue(all(r[0].startswith('kunit/ours/tick_broadcast') for r in rows))
+		self.assertEqual({r[1] for r in rows} - {'pass', 'skip', 'fail'}, set())
+		suites = {r[0].split('/')[2].split('.')[0] for r in rows}
+		self.assertLessEqual({'tick_broadcast_live', 'tick_broadcast_core',
+				      'tick_broadcast_trace', 'tick_broadcast_bench'}, suites)
+		# the bench cases skip unless make bench sets their loops
+		self.assertEqual({r[1] for r in rows if 'bench' in r[0]}, {'skip'})
+		self.assertEqual({r[1] for r in rows if 'bench' not in r[0]}, {'pass'})
+
+	def test_failed_case_gets_its_message(self):
+		doc = {'name': 'KUnit Test Group', 'test_cases': [], 'sub_groups': [
+			{'name': 'tick_broadcast_live', 'test_cases': [
+				{'name': 'enter_exit', 'status': 'FAIL'},
+				{'name': 'masks', 'status': 'PASS'},
+				{'name': 'nodev', 'status': 'SKIP'}], 'sub_groups': []}]}
+		log = ('    # enter_exit: EXPECTATION FAILED at kernel/time/tests/x.c:12\n'
+		       '    Expected a == b, but\n        a == 1\n')
+		rows = workspace.kunit_rows(json.dumps(doc), log, 'kunit/base')
+		self.assertEqual([r[:2] for r in rows], [
+			('kunit/base/tick_broadcast_live.enter_exit', 'fail'),
+			('kunit/base/tick_broadcast_live.masks', 'pass'),
+			('kunit/base/tick_broadcast_live.nodev', 'skip')])
+		self.assertIn('EXPECTATION FAILED', rows[0][2])
+
+	def test_no_results_is_a_failure(self):
+		rows = workspace.kunit_rows('', 'kernel panic', 'kunit/ours', '/x')
+		self.assertEqual(rows[0][:2], ('kunit/ours/run', 'fail'))

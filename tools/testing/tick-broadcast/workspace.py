@@ -1,0 +1,357 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The workspace: Debian packages, source trees, builds and KUnit runs.
+
+Everything that is not the repository lives in $TB_CACHE (default
+~/.cache/tick-broadcast):
+
+  linux-<debian version>/pristine    linux-source-6.12 unpacked once
+  linux-<debian version>/{ours,base} the two trees, updated in place by
+                                     patchset.tree_files(); each has its
+                                     build directory .build-x86_64[-variant]
+  ccache/, initramfs-x86_64.cpio
+  runs/                              logs and results of every step:
+                                     build-TREE[-VARIANT].log,
+                                     kunit-TREE[-VARIANT]/, scenarios/, ...
+
+Kernel configs (kunit.py --kunitconfig fragments, merged in order):
+ours  kernel/time/tests/.kunitconfig (every suite of the series) +
+      configs/x86_64.config (+ configs/x86_64-ours.config if present)
+base  configs/base.kunitconfig (the base has only the live and bench
+      suites) + configs/x86_64.config
+and configs/VARIANT.config on top for a variant (e.g. debug).
+
+Builds run `kunit.py config` (olddefconfig and kunit.py's check that the
+fragments took) and then make, with make's output streamed to
+runs/build-TREE.log, so that the heartbeat can count the objects
+compiled; kunit.py build would drop that output.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import patchset
+from progress import Failed, count_lines, die, log, run, run_logged, tail
+
+TOOLS = Path(__file__).resolve().parent
+REPO = TOOLS.parents[2]
+CONFIGS = TOOLS / 'configs'
+CACHE = Path(os.environ.get('TB_CACHE', Path.home() / '.cache' / 'tick-broadcast'))
+RUNS = CACHE / 'runs'
+TARBALL = Path('/usr/src/linux-source-6.12.tar.xz')
+BASE_PACKAGE = 'linux-source-6.12'
+TREES = ('ours', 'base')
+JOBS = os.cpu_count() or 2
+ARCH = 'x86_64'
+KUNIT_TIMEOUT = 900
+
+# command or file -> Debian package providing it
+DEPENDS = {
+	str(TARBALL): BASE_PACKAGE,
+	'flex': 'flex',
+	'bison': 'bison',
+	'bc': 'bc',
+	'/usr/include/libelf.h': 'libelf-dev',
+	'/usr/include/openssl/ssl.h': 'libssl-dev',
+	'cpio': 'cpio',
+	'perl': 'perl',
+	'make': 'make',
+	'gcc': 'gcc',
+	'ccache': 'ccache',
+	'xz': 'xz-utils',
+	'qemu-system-x86_64': 'qemu-system-x86',
+	'/usr/share/qemu/qboot.rom': 'qemu-system-data',
+	'/bin/busybox': 'busybox-static',
+	'/usr/lib/x86_64-linux-gnu/libc.a': 'libc6-dev',
+	'sparse': 'sparse',
+	'rsync': 'rsync',
+	'patch': 'patch',
+	'git': 'git',
+	# make series / make check: htmldocs, the arm64 configuration build
+	'/usr/bin/sphinx-build': 'python3-sphinx',
+	'dot': 'graphviz',
+	'aarch64-linux-gnu-gcc': 'gcc-aarch64-linux-gnu',
+}
+
+
+# ---------------------------------------------------------------- deps
+
+def missing_packages(depends=None):
+	miss = []
+	for what, pkg in (depends or DEPENDS).items():
+		found = Path(what).exists() if what.startswith('/') else shutil.which(what)
+		if not found and pkg not in miss:
+			miss.append(pkg)
+	return miss
+
+
+def install_deps(depends=None):
+	"""Install the missing Debian packages (as root), or die saying which."""
+	miss = missing_packages(depends)
+	if not miss:
+		return
+	log(f'installing missing Debian packages: {" ".join(miss)}')
+	if os.geteuid() != 0:
+		die(f'not root: run "sudo apt-get install {" ".join(miss)}" first')
+	env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+	for cmd in (['apt-get', 'update', '-q'],
+		    ['apt-get', 'install', '-y', '-q', '--no-install-recommends'] + miss):
+		log(f'running {" ".join(cmd)}')
+		r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)
+		if r.returncode:
+			die(f'"{" ".join(cmd)}" failed; install {" ".join(miss)} by hand')
+	still = missing_packages(depends)
+	if still:
+		die(f'still missing after apt-get: {" ".join(still)}')
+
+
+# ---------------------------------------------------------------- trees
+
+def base_version():
+	r = subprocess.run(['dpkg-query', '-W', '-f=${Version}', BASE_PACKAGE],
+			   capture_output=True, text=True)
+	if r.returncode or not r.stdout:
+		die(f'{BASE_PACKAGE} is not installed (tb.py deps)')
+	return re.sub(r'[^A-Za-z0-9.+-]', '_', r.stdout.strip())
+
+
+def workdir():
+	return CACHE / f'linux-{base_version()}'
+
+
+def pristine_dir():
+	return workdir() / 'pristine'
+
+
+def tree_dir(tree):
+	if tree not in TREES:
+		die(f'unknown tree "{tree}" (want one of {", ".join(TREES)})')
+	return workdir() / tree
+
+
+def kernel_version(src):
+	mk = (src / 'Makefile').read_text()
+	v = {k: re.search(rf'^{k} = (\S*)', mk, re.M).group(1)
+	     for k in ('VERSION', 'PATCHLEVEL', 'SUBLEVEL')}
+	return f'{v["VERSION"]}.{v["PATCHLEVEL"]}.{v["SUBLEVEL"]}'
+
+
+def unpack_pristine():
+	dst = pristine_dir()
+	if (dst / 'Makefile').exists():
+		return dst
+	dst.parent.mkdir(parents=True, exist_ok=True)
+	tmp = Path(tempfile.mkdtemp(dir=dst.parent, prefix='unpack-'))
+	log(f'unpacking {TARBALL} into {dst} (about a minute)')
+	run(['tar', '-xJf', str(TARBALL), '-C', str(tmp)])
+	top = [p for p in tmp.iterdir() if p.is_dir()]
+	if len(top) != 1:
+		die(f'unexpected layout of {TARBALL}')
+	top[0].rename(dst)
+	tmp.rmdir()
+	return dst
+
+
+def desired_files(tree, pristine):
+	"""{tree path: bytes or None} for every file the series sets in tree."""
+	try:
+		return patchset.tree_files(tree, pristine)
+	except patchset.SeriesError as e:
+		die(str(e))
+
+
+def prepare_tree(tree):
+	"""Make tree (ours or base) match the series; return its directory."""
+	pristine = unpack_pristine()
+	dst = tree_dir(tree)
+	if not (dst / 'Makefile').exists():
+		log(f'creating tree {tree} at {dst} (copying the pristine tree)')
+		tmp = dst.with_name(dst.name + '.tmp')
+		shutil.rmtree(tmp, ignore_errors=True)
+		run(['cp', '-a', str(pristine), str(tmp)])
+		tmp.rename(dst)
+	want = desired_files(tree, pristine)
+	stamp = dst / '.tb-series-files'
+	before = set(stamp.read_text().split()) if stamp.exists() else set()
+	for path in sorted(before - set(want)):
+		# dropped from the series: back to pristine
+		if (pristine / path).exists():
+			shutil.copyfile(pristine / path, dst / path)
+		elif (dst / path).exists():
+			(dst / path).unlink()
+	changed = 0
+	for path, data in sorted(want.items()):
+		f = dst / path
+		if data is None:
+			if f.exists():
+				f.unlink()
+				changed += 1
+			continue
+		if f.exists() and f.read_bytes() == data:
+			continue
+		f.parent.mkdir(parents=True, exist_ok=True)
+		f.write_bytes(data)
+		changed += 1
+	stamp.write_text('\n'.join(sorted(want)) + '\n')
+	log(f'tree {tree}: Linux {kernel_version(dst)} (Debian {BASE_PACKAGE} '
+	    f'{base_version()}), {len(want)} series files, {changed} updated, at {dst}')
+	return dst
+
+
+def prepare_all():
+	return [prepare_tree(t) for t in TREES]
+
+
+# ---------------------------------------------------------------- build
+
+def build_env():
+	env = dict(os.environ)
+	env.setdefault('CCACHE_DIR', str(CACHE / 'ccache'))
+	env.setdefault('CCACHE_BASEDIR', str(CACHE))
+	env.setdefault('CCACHE_MAXSIZE', '8G')
+	env.setdefault('CCACHE_NOHASHDIR', '1')
+	# identical builds for base and ours where the sources are identical
+	env.setdefault('KBUILD_BUILD_TIMESTAMP', 'tick-broadcast testbed')
+	env.setdefault('KBUILD_BUILD_USER', 'tb')
+	env.setdefault('KBUILD_BUILD_HOST', 'tb')
+	return env
+
+
+def build_dir_name(variant=''):
+	return f'.build-{ARCH}' + (f'-{variant}' if variant else '')
+
+
+def kernel_image(tree, variant=''):
+	return tree_dir(tree) / build_dir_name(variant) / 'arch/x86/boot/bzImage'
+
+
+def label(tree, variant=''):
+	return f'{tree}-{variant}' if variant else tree
+
+
+def kunitconfigs(tree, variant=''):
+	"""The kunit.py --kunitconfig fragments of tree, in merge order."""
+	if tree == 'base':
+		frags = [str(CONFIGS / 'base.kunitconfig')]
+	else:
+		frags = ['kernel/time/tests/.kunitconfig']
+	frags.append(str(CONFIGS / f'{ARCH}.config'))
+	extra = CONFIGS / f'{ARCH}-{tree}.config'
+	if extra.exists():
+		frags.append(str(extra))
+	if variant:
+		frags.append(str(CONFIGS / f'{variant}.config'))
+	return frags
+
+
+def kunit_args(tree, variant=''):
+	"""(source dir, kunit.py arguments common to config, build and run)."""
+	args = ['--arch', ARCH, '--build_dir', build_dir_name(variant)]
+	for f in kunitconfigs(tree, variant):
+		args += ['--kunitconfig', f]
+	args += ['--make_options', 'CC=ccache gcc']
+	return tree_dir(tree), args
+
+
+def _objects(logfile):
+	n = count_lines(logfile, '  CC ')
+	return f'{n} objects compiled' if n else 'configuring'
+
+
+def build(tree, variant='', prepare=True):
+	"""Build tree's QEMU kernel; return the bzImage. Raises Failed.
+
+	prepare=False builds the tree as it is on disk (e.g. after editing a
+	file of the workspace tree by hand), without restoring the series.
+	"""
+	src = prepare_tree(tree) if prepare else tree_dir(tree)
+	_, args = kunit_args(tree, variant)
+	name = label(tree, variant)
+	logfile = RUNS / f'build-{name}.log'
+	what = f'build {name}'
+	rc, _ = run_logged([sys.executable, 'tools/testing/kunit/kunit.py', 'config'] + args,
+			   logfile.with_suffix('.config.log'), f'{what}: kunit.py config',
+			   cwd=src, env=build_env())
+	if rc:
+		raise Failed(f'{what}: kunit.py config failed:\n'
+			     f'{tail(logfile.with_suffix(".config.log"), 3000)}')
+	make = ['make', f'ARCH={ARCH}', f'O={build_dir_name(variant)}', f'--jobs={JOBS}',
+		'CC=ccache gcc', 'all', 'compile_commands.json']
+	rc, _ = run_logged(make, logfile, f'{what}: make', cwd=src, env=build_env(),
+			   progress=_objects)
+	image = kernel_image(tree, variant)
+	if rc or not image.exists():
+		errors = [ln for ln in tail(logfile, 200000).splitlines()
+			  if re.search(r'error:|Error \d', ln)]
+		raise Failed(f'{what} failed, log {logfile}:\n' + '\n'.join(errors[-15:]))
+	log(f'{what}: kernel {image}')
+	return image
+
+
+def build_or_die(tree, variant='', prepare=True):
+	try:
+		return build(tree, variant, prepare)
+	except Failed as e:
+		die(str(e))
+
+
+# ---------------------------------------------------------------- kunit
+
+def kunit_dir(tree, variant=''):
+	return RUNS / f'kunit-{label(tree, variant)}'
+
+
+def _kunit_progress(logfile):
+	text = tail(logfile, 10**7)
+	done = len(re.findall(r'\[(PASSED|FAILED|SKIPPED|CRASHED)\]', text))
+	return f'{done} results so far' if done else 'building or booting'
+
+
+def kunit(tree, variant='', filters=()):
+	"""Run the KUnit suites of tree; return [(name, 'pass'|'fail'|'skip', detail)].
+
+	The kernel is built first (build()); kunit.py then only boots it.
+	"""
+	src, args = kunit_args(tree, variant)
+	res = kunit_dir(tree, variant)
+	shutil.rmtree(res, ignore_errors=True)
+	res.mkdir(parents=True)
+	js = res / 'results.json'
+	cmd = [sys.executable, 'tools/testing/kunit/kunit.py', 'run'] + args + [
+		'--jobs', str(JOBS), '--qemu_args', '-smp 4', '--timeout', str(KUNIT_TIMEOUT), f'--json={js}']
+	cmd += list(filters)
+	logfile = res / 'output.log'
+	run_logged(cmd, logfile, f'kunit {label(tree, variant)}', cwd=src, env=build_env(),
+		   progress=_kunit_progress)
+	rows = kunit_rows(js.read_text() if js.exists() else '', tail(logfile, 10**8),
+			  f'kunit/{label(tree, variant)}', res)
+	log(f'kunit {label(tree, variant)}: results in {res}')
+	return rows
+
+
+def kunit_rows(json_text, logtext, prefix, res='.'):
+	"""kunit.py's --json output and log -> [(name, status, detail)]."""
+	if not json_text.strip():
+		return [(f'{prefix}/run', 'fail', f'kunit.py gave no results, see {res}/output.log')]
+	doc = json.loads(json_text)
+	out = []
+
+	def walk(node, path):
+		for case in node.get('test_cases', []):
+			st = case['status'].lower()
+			st = {'pass': 'pass', 'skip': 'skip'}.get(st, 'fail')
+			why = re.findall(rf'# {re.escape(case["name"])}: (?:EXPECTATION|ASSERTION) '
+					 r'FAILED.*\n.*\n.*', logtext)
+			out.append((f'{path}.{case["name"]}', st,
+				    '\n'.join(why)[-2000:] or f'see {res}/output.log'))
+		for sub in node.get('sub_groups', []):
+			walk(sub, f'{prefix}/{sub["name"]}')
+	walk(doc, prefix)
+	if not out:
+		out.append((f'{prefix}/run', 'fail', f'no test ran, see {res}/output.log'))
+	return out
