@@ -6,6 +6,7 @@
 #                   under QEMU with the deep idle state and print a report
 #   make check      every test, on our kernel and on the pristine base
 #   make bench      our kernel against the pristine base, side by side
+#   make series     the series as git format-patch files (TB_BASE=tree: apply)
 #
 # The workspace (base tree, build directories, ccache, run logs) lives in
 # $(TB_CACHE), ~/.cache/tick-broadcast unless set.
@@ -13,7 +14,10 @@
 PYTHON ?= python3
 TB := $(PYTHON) tools/testing/tick-broadcast/tb.py
 
-.PHONY: all report check check-quick bench deps prepare build scenario kunit
+# make bench RUNS=2 SCALING_RUNS=1: fewer boots per kernel and workload
+BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $(SCALING_RUNS))
+
+.PHONY: all report check check-quick check-full bench deps prepare build scenario kunit series unit
 
 all: report
 
@@ -24,11 +28,21 @@ check:
 	$(TB) check
 
 bench:
-	$(TB) bench
+	$(TB) bench $(BENCH_ARGS)
 
 # One scenario per tree: the fast loop while working on the code.
 check-quick:
 	$(TB) check --quick
+
+# make check, plus the debug kernel's KUnit and scenarios on the base too
+check-full:
+	$(TB) check --full
+
+# The series as git format-patch files in $(TB_CACHE)/series/;
+# TB_BASE=/path/to/linux also applies it there (git am, after checking
+# that the files it replaces or patches are the ones it was made against).
+series:
+	$(PYTHON) tools/testing/tick-broadcast/series.py $(if $(TB_BASE),--base $(TB_BASE))
 
 deps:
 	$(TB) deps
@@ -37,8 +51,7 @@ prepare:
 	$(TB) prepare
 
 build:
-	$(TB) build ours
-	$(TB) build base
+	$(TB) build ours base
 
 # make scenario NAME=hpet-halt TREE=base
 scenario:
@@ -46,3 +59,8 @@ scenario:
 
 kunit:
 	$(TB) kunit $(or $(TREE),ours)
+
+# The testbed's own unit tests (parsing and verdicts over recorded guest
+# output, import layering): seconds, no build.
+unit:
+	$(TB) unit

@@ -1,0 +1,424 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The series as git patches: export, apply, and the checks on them.
+
+  export      the series as `git format-patch` files with a cover letter,
+              made as commits on a git repository of the pristine base
+  verify      `git am` the exported files onto a fresh checkout of the
+              base, compare the result with the tree the tests used, build
+              kernel/time/ and drivers/cpuidle/ after every patch, run
+              checkpatch --strict on every patch and get_maintainer.pl on
+              every new file
+  apply       `git am` the series onto a kernel tree of the user's, after
+              checking that every file the series replaces or patches is
+              the one it was made against (series/base-files.sha256)
+
+Everything lives under the workspace: $TB_CACHE/linux-<version>/series-git
+(the base as a git repository, one commit, and the series as a branch),
+.../series-am (a worktree where verify applies the files), and
+$TB_CACHE/series/ (the exported files).
+"""
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import configbuilds
+import patchset
+
+BASE_TAG = 'tb-base'
+BRANCH = 'tb-series'
+MANIFEST = patchset.SERIES_DIR / 'base-files.sha256'
+# The objects every patch must leave buildable.
+STEP_TARGETS = ['kernel/time/', 'drivers/cpuidle/']
+# Checkpatch types left out, with why:
+#  FILE_PATH_CHANGES: "does MAINTAINERS need updating?" on every added
+#   file; every new file is checked against MAINTAINERS by get_maintainer
+#   (series/maintainers) instead, which is the stronger test.
+#  OPEN_ENDED_LINE, PARENTHESIS_ALIGNMENT (trace event headers only): the
+#   tracing macros are laid out as in every header of include/trace/events/.
+CHECKPATCH_IGNORE = ['FILE_PATH_CHANGES']
+# Keywords match words in comments (a mention of riscv), not ownership.
+GET_MAINTAINER = ['scripts/get_maintainer.pl', '--no-git', '--no-git-fallback', '--no-keywords']
+CHECKPATCH_IGNORE_TRACE = ['OPEN_ENDED_LINE', 'PARENTHESIS_ALIGNMENT']
+# Single findings allowed, by type and the line they point at: the result
+# names are one X-macro list (as TICK_DEP_NAMES in include/linux/tick.h),
+# which is a sequence of invocations by design, and the trace header
+# turns each into TRACE_DEFINE_ENUM(...); as include/trace/events/timer.h
+# does. Anything else of the same type still fails.
+CHECKPATCH_ALLOWED = {
+	'COMPLEX_MACRO': r'^\+#define TICK_BC_(ENTER_RESULTS|EXIT_ACTIONS)\s',
+	'TRAILING_SEMICOLON': r'^\+#define tick_bc_name\(e, \.\.\.\)\s+TRACE_DEFINE_ENUM\(e\);',
+}
+
+
+class Failed(Exception):
+	"""A step of export, verify or apply failed; the message says which."""
+
+
+def git(repo, *args, env=None, check=True, **kw):
+	r = subprocess.run(['git', '-C', str(repo)] + list(args), capture_output=True,
+			   text=True, env=env, **kw)
+	if check and r.returncode:
+		raise Failed(f'git {" ".join(args)} in {repo} failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}')
+	return r.stdout.strip()
+
+
+def identity():
+	"""'Name <email>' of git's own configured identity."""
+	r = subprocess.run(['git', 'var', 'GIT_COMMITTER_IDENT'], capture_output=True, text=True)
+	m = re.match(r'(.+ <[^>]+>)', r.stdout)
+	if r.returncode or not m or not subprocess.run(
+			['git', 'config', 'user.email'], capture_output=True).stdout.strip():
+		raise Failed('git has no identity to sign the patches off with: set '
+			     'git config --global user.name "Your Name" and user.email')
+	return m.group(1)
+
+
+# ---------------------------------------------------------------- base repository
+
+def base_repo(workdir, pristine, version):
+	"""The pristine base as a git repository with one commit, tagged tb-base."""
+	repo = workdir / 'series-git'
+	if (repo / '.git').exists() and git(repo, 'tag', '-l', BASE_TAG, check=False):
+		return repo
+	tmp = workdir / 'series-git.tmp'
+	shutil.rmtree(tmp, ignore_errors=True)
+	print(f'series: making a git repository of the base in {repo} (once)', flush=True)
+	# Hard links: git replaces files, it never writes into them.
+	subprocess.run(['cp', '-al', str(pristine), str(tmp)], check=True)
+	git(tmp, 'init', '-q')
+	git(tmp, 'config', 'core.compression', '1')
+	git(tmp, 'add', '-A', '-f', '.')
+	env = dict(os.environ, GIT_AUTHOR_DATE='2000-01-01T00:00:00Z',
+		   GIT_COMMITTER_DATE='2000-01-01T00:00:00Z')
+	git(tmp, 'commit', '-q', '-m', f'Linux {version}', env=env)
+	git(tmp, 'tag', BASE_TAG)
+	tmp.rename(repo)
+	return repo
+
+
+def manifest(pristine, patches=None):
+	"""{tree path: sha256} of every base file the series replaces or patches."""
+	out = {}
+	for p in patches or patchset.load():
+		for _, _, dsts in p.entries:
+			for dst in dsts:
+				if (pristine / dst).exists():
+					out[dst] = hashlib.sha256((pristine / dst).read_bytes()).hexdigest()
+	return dict(sorted(out.items()))
+
+
+def manifest_text(pristine):
+	return ''.join(f'{h}  {p}\n' for p, h in manifest(pristine).items())
+
+
+def new_files(pristine, patches=None):
+	"""Tree paths the series creates."""
+	return sorted({d for p in patches or patchset.load() for _, _, ds in p.entries
+		       for d in ds if not (pristine / d).exists()})
+
+
+# ---------------------------------------------------------------- export
+
+def commit_series(repo, pristine):
+	"""(Re)make branch tb-series: one commit per patch, on tb-base."""
+	signoff = identity()
+	git(repo, 'checkout', '-q', '-f', '-B', BRANCH, BASE_TAG)
+	prev = {}
+	for p in patchset.patches_for('ours'):
+		state = patchset.tree_files('ours', pristine, upto=p.number)
+		touched = []
+		for path, data in state.items():
+			if prev.get(path, b'\0') == data:
+				continue
+			f = repo / path
+			if f.exists() or f.is_symlink():
+				f.unlink()
+			if data is not None:
+				f.parent.mkdir(parents=True, exist_ok=True)
+				f.write_bytes(data)
+			touched.append(path)
+		prev = state
+		subject, body = p.message()
+		msg = f'{subject}\n\n{body}\nSigned-off-by: {signoff}\n'
+		git(repo, 'add', '-A', '-f', '--', *touched)
+		git(repo, 'commit', '-q', '--allow-empty', '-F', '-', input=msg)
+	return git(repo, 'rev-parse', 'HEAD')
+
+
+def maintainers(repo, files):
+	"""get_maintainer.pl output for the patch files, run in the series' tree."""
+	r = subprocess.run(['perl'] + GET_MAINTAINER + [str(f) for f in files], cwd=repo,
+			   capture_output=True, text=True)
+	return r.stdout.strip()
+
+
+def fill_cover(cover, repo, patch_files, version, debver):
+	subject, body = patchset.Patch(0, 'cover', ('ours',)).message()
+	text = cover.read_text()
+	text = text.replace('*** SUBJECT HERE ***', subject)
+	extra = (f'\nBase: Linux {version} as packaged by Debian (linux-source-6.12\n'
+		 f'{debver}), committed as one commit: that is the base-commit below.\n'
+		 f'The sha256 of every file the series replaces or patches is in\n'
+		 f'{MANIFEST.name} next to these patches.\n\n'
+		 f'{" ".join(GET_MAINTAINER)} on the series:\n\n'
+		 + maintainers(repo, patch_files) + '\n')
+	return cover.write_text(text.replace('*** BLURB HERE ***', body + extra))
+
+
+def export(workdir, pristine, outdir, version, debver):
+	"""Write the series to outdir; return the list of files."""
+	repo = base_repo(workdir, pristine, version)
+	commit_series(repo, pristine)
+	shutil.rmtree(outdir, ignore_errors=True)
+	outdir.mkdir(parents=True)
+	out = git(repo, 'format-patch', '-q', '--cover-letter', '--base', BASE_TAG, '-B',
+		  '--no-signature', '-o', str(outdir), f'{BASE_TAG}..{BRANCH}')
+	files = sorted(outdir.glob('*.patch'))
+	cover = [f for f in files if f.name.startswith('0000-')]
+	if not cover:
+		raise Failed(f'git format-patch wrote no cover letter: {out}')
+	fill_cover(cover[0], repo, [f for f in files if f not in cover], version, debver)
+	(outdir / MANIFEST.name).write_text(manifest_text(pristine))
+	return files
+
+
+# ---------------------------------------------------------------- apply
+
+def drifted(tree, recorded):
+	"""[(path, why)] of base files in tree that differ from the recorded hashes."""
+	bad = []
+	for line in recorded.splitlines():
+		want, path = line.split(None, 1)
+		f = Path(tree) / path
+		if not f.exists():
+			bad.append((path, 'missing'))
+		elif hashlib.sha256(f.read_bytes()).hexdigest() != want:
+			bad.append((path, 'differs from the base the series was made against'))
+	return bad
+
+
+def apply(tree, outdir, pristine):
+	"""git am the exported series onto the user's git tree."""
+	tree = Path(tree).resolve()
+	if not (tree / 'Makefile').exists() or not (tree / 'kernel' / 'time').is_dir():
+		raise Failed(f'{tree} is not a kernel source tree')
+	if git(tree, 'rev-parse', '--is-inside-work-tree', check=False) != 'true':
+		raise Failed(f'{tree} is not a git work tree: run "git init && git add -A && '
+			     f'git commit -m base" there first, or apply the files in {outdir} '
+			     f'with "patch -p1"')
+	if git(tree, 'status', '--porcelain', '--untracked-files=no'):
+		raise Failed(f'{tree} has uncommitted changes: commit or stash them first')
+	bad = drifted(tree, MANIFEST.read_text())
+	bad += [(p, 'exists already; the series creates it')
+		for p in new_files(pristine) if (tree / p).exists()]
+	if bad:
+		raise Failed('the base differs from the one the series was made and tested '
+			     'against; refusing to apply:\n' +
+			     '\n'.join(f'  {p}: {why}' for p, why in bad))
+	patches = sorted(f for f in outdir.glob('*.patch') if not f.name.startswith('0000-'))
+	r = subprocess.run(['git', '-C', str(tree), 'am', '--whitespace=error-all'] +
+			   [str(p) for p in patches], capture_output=True, text=True)
+	if r.returncode:
+		subprocess.run(['git', '-C', str(tree), 'am', '--abort'], capture_output=True)
+		raise Failed(f'git am failed (aborted, tree unchanged):\n{r.stdout}{r.stderr}')
+	return len(patches)
+
+
+# ---------------------------------------------------------------- verify
+
+def am_worktree(repo, workdir):
+	"""A worktree of the base repository, reset to tb-base."""
+	wt = workdir / 'series-am'
+	if not (wt / '.git').exists():
+		shutil.rmtree(wt, ignore_errors=True)
+		git(repo, 'worktree', 'prune')
+		git(repo, 'worktree', 'add', '-q', '--detach', str(wt), BASE_TAG)
+	git(wt, 'am', '--abort', check=False)
+	git(wt, 'checkout', '-q', '-f', '--detach', BASE_TAG)
+	# Untracked files left by an earlier run (build directories are
+	# dot-directories, which the kernel's .gitignore keeps out of this).
+	git(wt, 'clean', '-q', '-f', '-d')
+	return wt
+
+
+def row(name, ok, detail=''):
+	return (name, 'pass' if ok else 'fail', detail)
+
+
+def step_build(wt, config, env, jobs, ours):
+	"""Build STEP_TARGETS in wt with config; return (ok, seconds, messages).
+
+	ours: the paths the series has set so far, whose warnings count.
+	"""
+	bdir = wt / '.build-steps'
+	bdir.mkdir(exist_ok=True)
+	shutil.copyfile(config, bdir / '.config')
+	t0 = time.time()
+	base = ['make', '-s', f'-j{jobs}', 'O=.build-steps', 'CC=ccache gcc', 'HOSTCC=ccache gcc']
+	r = subprocess.run(base + ['olddefconfig'], cwd=wt, env=env, capture_output=True, text=True)
+	configbuilds.forget_objects(bdir, ours)
+	if not r.returncode:
+		r = subprocess.run(base + ['W=1'] + STEP_TARGETS, cwd=wt, env=env,
+				   capture_output=True, text=True)
+	out = r.stdout + r.stderr
+	msgs = configbuilds.our_messages(out, ours)
+	if r.returncode and not msgs:
+		msgs = out.splitlines()[-10:]
+	return not r.returncode and not msgs, time.time() - t0, msgs
+
+
+def checkpatch_findings(text):
+	"""[(type, code line, message)] of checkpatch's (non-terse) output."""
+	out = []
+	for block in text.split('\n\n'):
+		m = re.search(r'^(?:ERROR|WARNING|CHECK):(\w+): (.*)$', block, re.M)
+		if not m:
+			continue
+		code = re.search(r'^\+.*$', block, re.M)
+		out.append((m.group(1), code.group(0) if code else '', m.group(0)))
+	return out
+
+
+def checkpatch(wt, patch):
+	"""checkpatch.pl --strict on one generated patch; (ok, findings)."""
+	ignore = list(CHECKPATCH_IGNORE)
+	text = patch.read_text()
+	if re.search(r'^\+\+\+ b/include/trace/events/', text, re.M):
+		ignore += CHECKPATCH_IGNORE_TRACE
+	r = subprocess.run(['perl', 'scripts/checkpatch.pl', '--strict', '--show-types',
+			    '--ignore', ','.join(ignore), str(patch)], cwd=wt,
+			   capture_output=True, text=True)
+	bad = [f'{msg}: {code.strip()}' for kind, code, msg in checkpatch_findings(r.stdout)
+	       if not re.search(CHECKPATCH_ALLOWED.get(kind, r'(?!)'), code)]
+	ok = not bad and (not r.returncode or checkpatch_findings(r.stdout))
+	return ok, bad or r.stdout.splitlines()[-1:]
+
+
+def maintainer_rows(wt, files):
+	rows = []
+	for f in files:
+		r = subprocess.run(['perl'] + GET_MAINTAINER + ['-f', f], cwd=wt,
+				   capture_output=True, text=True)
+		lines = r.stdout.splitlines()
+		m = [ln for ln in lines if '(maintainer:' in ln]
+		lists = [ln for ln in lines if 'list' in ln and '@' in ln and '(maintainer:' not in ln]
+		rows.append(row(f'series/maintainers/{f}', bool(m and lists),
+				'; '.join(lines) or r.stderr.strip()))
+	return rows
+
+
+def verify(workdir, pristine, outdir, tested_tree, config, env, jobs, steps=True):
+	"""Test rows: the exported series applies, matches, builds, passes checkpatch."""
+	rows = []
+	repo = base_repo(workdir, pristine, '')
+	rows.append(row('series/base-manifest', MANIFEST.exists() and
+			MANIFEST.read_text() == manifest_text(pristine),
+			f'{MANIFEST.name} does not match the base: '
+			f'regenerate it with "tb.py series --manifest"'))
+	wt = am_worktree(repo, workdir)
+	patches = sorted(f for f in outdir.glob('*.patch') if not f.name.startswith('0000-'))
+	r = subprocess.run(['git', '-C', str(wt), 'am', '--whitespace=error-all'] +
+			   [str(p) for p in patches], capture_output=True, text=True)
+	rows.append(row('series/git-am', not r.returncode,
+			f'{len(patches)} patches applied' if not r.returncode
+			else (r.stdout + r.stderr)[-1500:]))
+	if r.returncode:
+		git(wt, 'am', '--abort', check=False)
+		return rows
+	same = git(wt, 'rev-parse', 'HEAD^{tree}') == git(repo, 'rev-parse', f'{BRANCH}^{{tree}}')
+	want = patchset.tree_files('ours', pristine)
+	diff = [p for p, data in want.items()
+		if (data is None) != (not (tested_tree / p).exists()) or
+		(data is not None and (tested_tree / p).read_bytes() != (wt / p).read_bytes())]
+	rows.append(row('series/identical-to-tested-tree', same and not diff,
+			'differs: ' + ', '.join(diff[:10]) if diff else
+			'the applied series and the exported branch differ'))
+	commits = git(wt, 'rev-list', '--reverse', f'{BASE_TAG}..HEAD').split()
+	for patch in patches:
+		ok, bad = checkpatch(wt, patch)
+		rows.append(row(f'series/checkpatch/{patch.name}', ok, '\n'.join(bad[:10])))
+	rows += maintainer_rows(wt, new_files(pristine))
+	if steps:
+		for n, (commit, patch) in enumerate(zip(commits, patches), 1):
+			git(wt, 'checkout', '-q', '--detach', commit)
+			ours = set(patchset.tree_files('ours', pristine, upto=n))
+			ok, secs, msgs = step_build(wt, config, env, jobs, ours)
+			rows.append(row(f'series/build/{patch.name}', ok,
+					f'{secs:.0f} s' + ('\n' + '\n'.join(msgs[:10]) if msgs else '')))
+			print(f'series: {patch.name}: built {" ".join(STEP_TARGETS)} in {secs:.0f} s'
+			      f'{"" if ok else " FAILED"}', flush=True)
+	return rows
+
+
+def check_rows(ws, steps=True):
+	"""make check's rows for the series: export, then verify."""
+	pristine = ws.unpack_pristine()
+	outdir = ws.CACHE / 'series'
+	t0 = time.time()
+	try:
+		files = export(ws.workdir(), pristine, outdir, ws.kernel_version(pristine),
+			       ws.base_version())
+	except (Failed, patchset.SeriesError) as e:
+		return [row('series/export', False, str(e))]
+	rows = [row('series/export', True, f'{len(files) - 1} patches in {outdir}')]
+	tree = ws.tree_dir('ours')
+	try:
+		rows += verify(ws.workdir(), pristine, outdir, tree,
+			       tree / ws.build_dir_name() / '.config', ws.build_env(), ws.JOBS, steps)
+	except Failed as e:
+		rows.append(row('series/verify', False, str(e)))
+	print(f'series: checked in {time.time() - t0:.0f} s', flush=True)
+	return rows
+
+
+# ---------------------------------------------------------------- command
+
+def main():
+	import argparse
+	import sys
+	import workspace as ws
+	p = argparse.ArgumentParser(description=__doc__,
+				    formatter_class=argparse.RawDescriptionHelpFormatter)
+	p.add_argument('--base', metavar='TREE',
+		       help='after exporting, git am the series onto this kernel tree of yours')
+	p.add_argument('--verify', action='store_true',
+		       help='after exporting, run the checks make check runs on the series')
+	p.add_argument('--manifest', action='store_true',
+		       help=f'rewrite {MANIFEST.relative_to(patchset.REPO)} from the base')
+	args = p.parse_args()
+	ws.install_deps()
+	pristine = ws.unpack_pristine()
+	version = ws.kernel_version(pristine)
+	outdir = ws.CACHE / 'series'
+	try:
+		if args.manifest:
+			MANIFEST.write_text(manifest_text(pristine))
+			print(f'series: wrote {MANIFEST}')
+		files = export(ws.workdir(), pristine, outdir, version, ws.base_version())
+		print(f'series: {len(files) - 1} patches and a cover letter in {outdir}/:')
+		for f in files:
+			print(f'  {f.name}')
+		if args.verify:
+			tree = ws.prepare_tree('ours')
+			config = tree / ws.build_dir_name() / '.config'
+			rows = verify(ws.workdir(), pristine, outdir, tree, config, ws.build_env(),
+				      ws.JOBS)
+			for name, st, detail in rows:
+				print(f'{st.upper():4} {name}' + (f'\n     {detail}' if st == 'fail' else ''))
+			if any(r[1] == 'fail' for r in rows):
+				sys.exit(1)
+		if args.base:
+			n = apply(args.base, outdir, pristine)
+			print(f'series: applied {n} patches to {args.base} (git log -{n} there)')
+	except (Failed, patchset.SeriesError) as e:
+		print(f'series: error: {e}', file=sys.stderr)
+		sys.exit(1)
+
+
+if __name__ == '__main__':
+	main()
