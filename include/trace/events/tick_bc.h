@@ -3,7 +3,8 @@
  * Trace events of tick broadcast (kernel/time/tick-broadcast.c): every
  * change of the broadcast state, with the times involved. Times are
  * CLOCK_MONOTONIC nanoseconds, KTIME_MAX (9223372036854775807) for "none".
- * See Documentation/timers/tick-broadcast.rst for a worked example.
+ * Documentation/timers/tick-broadcast.rst lists them and shows how to
+ * enable them.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM tick_bc
@@ -280,7 +281,8 @@ TRACE_EVENT(tick_bc_control,
  * tick_bc_oneshot - the broadcast switched from periodic to oneshot mode
  * @cpu:	the CPU whose switch to oneshot mode did it
  * @next:	the next periodic tick, which the handed-over CPUs sleep until
- * @handed:	the CPUs handed over from the periodic broadcast
+ * @handed:	the periodic broadcast mask at the switch (the CPUs handed
+ *		over, and possibly @cpu itself)
  */
 TRACE_EVENT(tick_bc_oneshot,
 

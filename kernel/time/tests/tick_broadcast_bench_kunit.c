@@ -138,7 +138,7 @@ static int tick_broadcast_bench_init(struct kunit_suite *suite)
 	for (waited_ms = 0; HAVE_ONESHOT_BROADCAST && loops && waited_ms < 10000;
 	     waited_ms += 20) {
 		if (tick_broadcast_oneshot_active() &&
-		    READ_ONCE(this_cpu_ptr(&tick_cpu_device)->mode) == TICKDEV_MODE_ONESHOT)
+		    READ_ONCE(raw_cpu_ptr(&tick_cpu_device)->mode) == TICKDEV_MODE_ONESHOT)
 			break;
 		msleep(20);
 	}

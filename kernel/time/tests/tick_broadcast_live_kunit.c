@@ -239,9 +239,10 @@ static void live_not_expired_when_awake(struct kunit *test)
 }
 
 /*
- * Built-in suites run at late_initcall, before the tick of every CPU has
- * switched to oneshot mode (that waits for a high resolution clocksource).
- * Give the switch a few seconds rather than skipping.
+ * Built-in suites run right after the initcalls, possibly before the tick
+ * of every CPU has switched to oneshot mode (that waits for a high
+ * resolution clocksource). Give the switch up to ten seconds rather than
+ * skipping.
  */
 static bool all_cpus_oneshot(void)
 {

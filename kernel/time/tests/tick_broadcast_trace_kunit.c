@@ -138,7 +138,7 @@ static void wait_bc_idle(void)
 	struct clock_event_device *bc = tick_get_broadcast_device()->evtdev;
 	int i;
 
-	for (i = 0; i < 100 && READ_ONCE(bc->next_event) != KTIME_MAX; i++)
+	for (i = 0; bc && i < 100 && READ_ONCE(bc->next_event) != KTIME_MAX; i++)
 		usleep_range(1000, 2000);
 }
 
