@@ -17,7 +17,7 @@ TB := $(PYTHON) tools/testing/tick-broadcast/tb.py
 # make bench RUNS=2 SCALING_RUNS=1: fewer boots per kernel and workload
 BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $(SCALING_RUNS))
 
-.PHONY: all report check check-quick check-full bench deps prepare build scenario kunit series unit
+.PHONY: all report check check-quick bench deps prepare build scenario kunit series unit
 
 all: report
 
@@ -33,10 +33,6 @@ bench:
 # One scenario per tree: the fast loop while working on the code.
 check-quick:
 	$(TB) check --quick
-
-# make check, plus the debug kernel's KUnit and scenarios on the base too
-check-full:
-	$(TB) check --full
 
 # The series as git format-patch files in $(TB_CACHE)/series/;
 # TB_BASE=/path/to/linux also applies it there (git am, after checking

@@ -172,10 +172,7 @@ def cmd_check(args):
 	emit([scenarios.compare(n, metrics.get((n, 'ours'), {}), metrics.get((n, 'base'), {}))
 	      for n in names])
 	debug = [] if args.quick else scenarios.DEBUG_SCENARIOS
-	# The base's debug runs put upstream's code under lockdep and KASAN: a
-	# reference, not ours to fix, and 10 minutes of a fresh run: --full.
-	debug_trees = workspace.TREES if args.full else ('ours',)
-	for tree in debug_trees if debug else ():
+	for tree in workspace.TREES if debug else ():
 		if not build(tree, 'debug'):
 			continue
 		emit(workspace.kunit(tree, 'debug'))

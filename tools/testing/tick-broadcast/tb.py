@@ -10,7 +10,7 @@
   tb.py kunit TREE              KUnit suites of TREE under QEMU (kunit.py)
   tb.py scenario NAME [TREE]    run one QEMU scenario (or "all")
   tb.py unit                    the testbed's own unit tests (no build)
-  tb.py check [--quick|--full]  everything: unit, static, series, KUnit, scenarios
+  tb.py check [--quick]         everything: unit, static, series, KUnit, scenarios
   tb.py bench [--runs N]        ours against the base, side by side
 
 This file only builds the command line and dispatches. The layers below:
@@ -80,8 +80,6 @@ def parser():
 	u.set_defaults(fn=commands.cmd_unit)
 	c = sub.add_parser('check', help='unit, static, KUnit and scenarios on both trees')
 	c.add_argument('--quick', action='store_true', help='one scenario only')
-	c.add_argument('--full', action='store_true',
-		       help="the debug kernel's scenarios on the base too")
 	c.set_defaults(fn=check.cmd_check)
 	e = sub.add_parser('bench', help='ours against the base, side by side')
 	e.add_argument('--runs', type=int, default=bench.RUNS,
