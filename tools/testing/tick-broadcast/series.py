@@ -7,7 +7,7 @@
               base, compare the result with the tree the tests used, build
               kernel/time/ and drivers/cpuidle/ after every patch, run
               checkpatch --strict on every patch and get_maintainer.pl on
-              every new file
+              every new file, and run the in-tree KUnit command on UML
   apply       `git am` the series onto a kernel tree of the user's, after
               checking that every file the series replaces or patches is
               the one it was made against (series/base-files.sha256)
@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -312,6 +313,27 @@ def maintainer_rows(wt, files):
 	return rows
 
 
+def uml_kunit(wt, env, jobs):
+	"""The in-tree KUnit command a kernel developer runs, on UML, in wt.
+
+	kunit.py's default architecture has no tick broadcast: the core suite
+	must run and pass there, the others build and skip.
+	"""
+	t0 = time.time()
+	r = subprocess.run([sys.executable, 'tools/testing/kunit/kunit.py', 'run',
+			    '--kunitconfig=kernel/time/tests', '--build_dir=.build-um',
+			    '--make_options', 'CC=ccache gcc', '--make_options', 'HOSTCC=ccache gcc',
+			    '--jobs', str(jobs)], cwd=wt, env=env, capture_output=True, text=True)
+	out = r.stdout + r.stderr
+	(wt / '.build-um').mkdir(exist_ok=True)
+	(wt / '.build-um' / 'kunit-run.log').write_text(out)
+	done = re.search(r'Testing complete\. (Ran \d+ tests: .*)', out)
+	ok = not r.returncode and '[PASSED] tick_broadcast_core' in out and done
+	return row('series/kunit-in-tree-uml', bool(ok),
+		   f'kunit.py run --kunitconfig=kernel/time/tests (UML) in {time.time() - t0:.0f} s: '
+		   f'{done.group(1) if done else "no result"}; log {wt}/.build-um/kunit-run.log')
+
+
 def verify(workdir, pristine, outdir, tested_tree, config, env, jobs, steps=True):
 	"""Test rows: the exported series applies, matches, builds, passes checkpatch."""
 	rows = []
@@ -352,6 +374,8 @@ def verify(workdir, pristine, outdir, tested_tree, config, env, jobs, steps=True
 					f'{secs:.0f} s' + ('\n' + '\n'.join(msgs[:10]) if msgs else '')))
 			print(f'series: {patch.name}: built {" ".join(STEP_TARGETS)} in {secs:.0f} s'
 			      f'{"" if ok else " FAILED"}', flush=True)
+		rows.append(uml_kunit(wt, env, jobs))
+		print(f'series: {rows[-1][2]}', flush=True)
 	return rows
 
 
