@@ -13,6 +13,17 @@
  *   # bench_enter_exit: tick_broadcast_bench cpu=C batches=B pairs=P ns_per_pair=N
  *
  * N being the median over batches of the mean cost per pair.
+ *
+ * A second slow case, bench_parts, times in the same way the building
+ * blocks such a pair is made of, each in its own loop inside one batch
+ * so that drift hits them alike: the local device's stop and restart
+ * (the same three calls on every implementation), a clock read, an
+ * uncontended lock round trip, a trylock, smp_mb(), a seqcount write, a
+ * per-CPU counter, a disabled static key (what a disabled trace point
+ * costs), a timerqueue insertion and removal, and the pair itself. It
+ * prints one line of medians,
+ *
+ *   # bench_parts: tick_broadcast_parts cpu=C batches=B pair=N local_dev=N ...
  */
 
 #include <kunit/test.h>
@@ -22,8 +33,12 @@
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
+#include <linux/seqlock.h>
 #include <linux/sort.h>
+#include <linux/spinlock.h>
+#include <linux/static_key.h>
 #include <linux/tick.h>
+#include <linux/timerqueue.h>
 
 #include "../tick-internal.h"
 
@@ -125,8 +140,198 @@ static void bench_enter_exit(struct kunit *test)
 		   raw_smp_processor_id(), done, done * PAIRS_PER_BATCH, ns[done / 2]);
 }
 
+/* ------------------------------------------------------------ parts */
+
+#define PARTS_PER_BATCH	50
+
+enum {
+	PART_PAIR, PART_LOCAL_DEV, PART_CLOCK, PART_LOCK, PART_TRYLOCK, PART_MB,
+	PART_SEQCOUNT, PART_PERCPU, PART_KEY_OFF, PART_TIMERQUEUE, PART_LOOP, PART_NR
+};
+
+static const char * const part_names[PART_NR] = {
+	[PART_PAIR]		= "pair",
+	[PART_LOCAL_DEV]	= "local_dev",
+	[PART_CLOCK]		= "ktime_get",
+	[PART_LOCK]		= "lock",
+	[PART_TRYLOCK]		= "trylock",
+	[PART_MB]		= "smp_mb",
+	[PART_SEQCOUNT]		= "seqcount_write",
+	[PART_PERCPU]		= "percpu_inc",
+	[PART_KEY_OFF]		= "static_key_off",
+	[PART_TIMERQUEUE]	= "timerqueue",
+	[PART_LOOP]		= "loop",
+};
+
+struct parts_ctx {
+	raw_spinlock_t		lock;
+	seqcount_raw_spinlock_t	seq;
+	struct timerqueue_head	head;
+	struct timerqueue_node	nodes[4];
+	u64			sink;
+};
+
+static DEFINE_PER_CPU(u64, parts_counter);
+static DEFINE_STATIC_KEY_FALSE(parts_key);
+
+/* One part, PARTS_PER_BATCH times. Return: false if enter was refused. */
+static bool parts_run(struct parts_ctx *c, struct clock_event_device *local, int part)
+{
+	int i;
+
+	for (i = 0; i < PARTS_PER_BATCH; i++) {
+		switch (part) {
+		case PART_PAIR:
+			if (tick_broadcast_enter())
+				return false;
+			tick_broadcast_exit();
+			break;
+		case PART_LOCAL_DEV:
+			/* What ENTER and EXIT do to the local device. */
+			clockevents_switch_state(local, CLOCK_EVT_STATE_SHUTDOWN);
+			clockevents_switch_state(local, CLOCK_EVT_STATE_ONESHOT);
+			tick_program_event(local->next_event, 1);
+			break;
+		case PART_CLOCK:
+			c->sink += ktime_get();
+			break;
+		case PART_LOCK:
+			raw_spin_lock(&c->lock);
+			raw_spin_unlock(&c->lock);
+			break;
+		case PART_TRYLOCK:
+			if (raw_spin_trylock(&c->lock))
+				raw_spin_unlock(&c->lock);
+			break;
+		case PART_MB:
+			/* Timed for its cost alone: it orders nothing here. */
+			smp_mb();
+			break;
+		case PART_SEQCOUNT:
+			raw_spin_lock(&c->lock);
+			write_seqcount_begin(&c->seq);
+			c->sink++;
+			write_seqcount_end(&c->seq);
+			raw_spin_unlock(&c->lock);
+			break;
+		case PART_PERCPU:
+			__this_cpu_inc(parts_counter);
+			break;
+		case PART_KEY_OFF:
+			if (static_branch_unlikely(&parts_key))
+				c->sink++;
+			barrier();
+			break;
+		case PART_TIMERQUEUE:
+			c->nodes[0].expires = c->sink & 0xffff;
+			timerqueue_add(&c->head, &c->nodes[0]);
+			timerqueue_del(&c->head, &c->nodes[0]);
+			break;
+		default:
+			barrier();
+			break;
+		}
+	}
+	return true;
+}
+
+/*
+ * One batch of every part with interrupts off, each timed on its own.
+ * Return: false if the batch could not run (see bench_batch()).
+ */
+static bool parts_batch(struct parts_ctx *c, u64 *ns, const char **why)
+{
+	struct clock_event_device *local, *bc;
+	unsigned long flags;
+	bool ok = false;
+	u64 t0;
+	int p;
+
+	local_irq_save(flags);
+	local = __this_cpu_read(tick_cpu_device.evtdev);
+	bc = bc_device();
+	if (!bc || !local || !(local->features & CLOCK_EVT_FEAT_C3STOP)) {
+		*why = "no broadcast needed on this CPU";
+		goto out;
+	}
+	if (!tick_broadcast_oneshot_active() ||
+	    __this_cpu_read(tick_cpu_device.mode) != TICKDEV_MODE_ONESHOT) {
+		*why = "tick is not in oneshot mode";
+		goto out;
+	}
+	if (ktime_sub(local->next_event, ktime_get()) < BATCH_MARGIN_NS)
+		goto out;
+	/* The pair first: a refusal leaves the batch before anything is timed. */
+	for (p = 0; p < PART_NR; p++) {
+		t0 = ktime_get_ns();
+		if (!parts_run(c, local, p))
+			goto out;
+		ns[p] = (ktime_get_ns() - t0) / PARTS_PER_BATCH;
+	}
+	ok = true;
+out:
+	local_irq_restore(flags);
+	return ok;
+}
+
+static void bench_parts(struct kunit *test)
+{
+	unsigned int nr = DIV_ROUND_UP(loops, PAIRS_PER_BATCH), done = 0, tries, p, i;
+	struct parts_ctx *c;
+	const char *why = NULL;
+	char *line;
+	u64 *ns;
+
+	if (!HAVE_ONESHOT_BROADCAST)
+		kunit_skip(test, "needs GENERIC_CLOCKEVENTS_BROADCAST and TICK_ONESHOT");
+	if (!loops)
+		kunit_skip(test, "tick_broadcast_bench_kunit.loops not set");
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	ns = kunit_kcalloc(test, nr * PART_NR, sizeof(*ns), GFP_KERNEL);
+	line = kunit_kzalloc(test, 512, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	KUNIT_ASSERT_NOT_NULL(test, ns);
+	KUNIT_ASSERT_NOT_NULL(test, line);
+	raw_spin_lock_init(&c->lock);
+	seqcount_raw_spinlock_init(&c->seq, &c->lock);
+	timerqueue_init_head(&c->head);
+	/* Three other sleepers, as on a four-CPU machine. */
+	for (i = 0; i < ARRAY_SIZE(c->nodes); i++) {
+		timerqueue_init(&c->nodes[i]);
+		c->nodes[i].expires = NSEC_PER_SEC * (i + 1);
+		if (i)
+			timerqueue_add(&c->head, &c->nodes[i]);
+	}
+
+	for (tries = 0; done < nr && tries < 20 * nr && !why; tries++) {
+		if (parts_batch(c, ns + done * PART_NR, &why))
+			done++;
+		else
+			usleep_range(200, 400);
+	}
+	if (why)
+		kunit_skip(test, "%s", why);
+	if (!done)
+		kunit_skip(test, "no batch could run: events too close or enter refused");
+
+	i = scnprintf(line, 512, "tick_broadcast_parts cpu=%d batches=%u",
+		      raw_smp_processor_id(), done);
+	for (p = 0; p < PART_NR; p++) {
+		u64 *v = kunit_kcalloc(test, done, sizeof(*v), GFP_KERNEL);
+		unsigned int b;
+
+		KUNIT_ASSERT_NOT_NULL(test, v);
+		for (b = 0; b < done; b++)
+			v[b] = ns[b * PART_NR + p];
+		sort(v, done, sizeof(*v), cmp_u64, NULL);
+		i += scnprintf(line + i, 512 - i, " %s=%llu", part_names[p], v[done / 2]);
+	}
+	kunit_info(test, "%s\n", line);
+}
+
 static struct kunit_case tick_broadcast_bench_cases[] = {
 	KUNIT_CASE_SLOW(bench_enter_exit),
+	KUNIT_CASE_SLOW(bench_parts),
 	{}
 };
 
