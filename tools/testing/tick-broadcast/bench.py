@@ -271,6 +271,49 @@ def ours_stats_table(name, raw):
 		     f'broadcast run, all CPUs --', rows, ['counter', 'median [min-max]'])
 
 
+# The parts of bench_parts, in the kernel's words, with what each stands for.
+PARTS = (
+	('pair', 'enter+exit pair, whole'),
+	('local_dev', 'local device stop + restart + program (both kernels do it)'),
+	('ktime_get', 'clock read'),
+	('lock', 'raw spinlock lock+unlock, uncontended'),
+	('trylock', 'raw spinlock trylock+unlock'),
+	('smp_mb', 'smp_mb()'),
+	('seqcount_write', 'lock + seqcount write + unlock'),
+	('percpu_inc', 'per-CPU counter increment'),
+	('static_key_off', 'disabled static key (a disabled trace point)'),
+	('timerqueue', 'timerqueue add+del, 3 others queued'),
+	('loop', 'empty loop iteration'),
+)
+
+
+def parts_table(raw):
+	"""The enter+exit pair and its building blocks, both kernels, same boots."""
+	runs = raw['workloads']['hpet-halt']
+
+	def vals(tree, key):
+		out = []
+		for m in runs[tree]:
+			p = m.get('kbench_parts') or {}
+			if key == 'pair-local':
+				if 'pair' in p and 'local_dev' in p:
+					out.append(p['pair'] - p['local_dev'])
+			elif key in p:
+				out.append(p[key])
+		return out
+	if not vals('base', 'pair') and not vals('ours', 'pair'):
+		return 'enter+exit parts: no results'
+	rows = []
+	for key, label in PARTS + (('pair-local', 'pair - local device: the broadcast code\'s own share'),):
+		b, o = vals('base', key), vals('ours', key)
+		rows.append([f'{key}: {label}', cell(b), cell(o), ratio(o, b)])
+	n = len(runs['base'])
+	return table(f'== enter+exit by part (KUnit bench_parts: in-kernel loops with interrupts off, '
+		     f'each part timed on its own in every batch, hpet-halt boots, {n} runs each), ns '
+		     'per operation, median [min-max] ==', rows,
+		     ['part', 'base (upstream)', 'ours', 'ours/base'])
+
+
 def hops_table(raw):
 	"""Where the late wakeups lost their time, from the traced boots."""
 	cols = [('base', 'bc'), ('ours', 'bc'), ('base', 'control'), ('ours', 'control')]
@@ -384,7 +427,8 @@ def cmd_bench(args):
 		 'and absolute figures drift between invocations. QEMU TCG, 2 host cores.', '']
 	for name in WORKLOADS:
 		parts += [workload_table(name, raw), '', ours_stats_table(name, raw), '']
-	parts += [hops_table(raw), '', scaling_table(raw), '', core_table(raw), '',
+	parts += [parts_table(raw), '', hops_table(raw), '', scaling_table(raw), '',
+		  core_table(raw), '',
 		  plot(raw, outroot / 'lateness-cdf.png')]
 	parts.append(f'bench: {time.time() - t0:.0f} s (builds {built:.0f} s)')
 	text = '\n'.join(parts)

@@ -269,8 +269,16 @@ def kernel_release(console):
 
 
 def kbench(console):
-	"""KUnit bench lines on the console: {'kbench_pair_ns', 'core_bench'}."""
+	"""KUnit bench lines on the console: {'kbench_pair_ns', 'kbench_parts', 'core_bench'}.
+
+	kbench_parts: the bench_parts line, {part: ns per operation}, parts in
+	the order the kernel printed them.
+	"""
 	m = {}
+	p = re.search(r'bench_parts: tick_broadcast_parts cpu=\d+ batches=\d+((?: \w+=\d+)+)',
+		      console)
+	if p:
+		m['kbench_parts'] = {k: int(v) for k, v in re.findall(r'(\w+)=(\d+)', p.group(1))}
 	k = re.search(r'bench_enter_exit: \S+ cpu=\d+ batches=\d+ pairs=\d+ ns_per_pair=(\d+)',
 		      console)
 	if k:

@@ -55,6 +55,34 @@ class BootMetrics(unittest.TestCase):
 		self.assertIn('-smp 2', bench.scaling_table(raw))
 
 
+class Parts(unittest.TestCase):
+	LINE = ('    # bench_parts: tick_broadcast_parts cpu=2 batches=30 pair=1402 local_dev=834 '
+		'ktime_get=60 lock=31 trylock=36 smp_mb=9 seqcount_write=33 percpu_inc=8 '
+		'static_key_off=5 timerqueue=88 loop=6\n')
+
+	def test_parse(self):
+		p = guestdata.kbench(self.LINE)['kbench_parts']
+		self.assertEqual(list(p)[:2], ['pair', 'local_dev'])
+		self.assertEqual(p['timerqueue'], 88)
+		self.assertEqual(set(p), {k for k, _ in bench.PARTS})
+
+	def test_absent(self):
+		self.assertNotIn('kbench_parts', guestdata.kbench('no bench here\n'))
+
+	def test_table(self):
+		ours = {'kbench_parts': guestdata.kbench(self.LINE)['kbench_parts']}
+		base = {'kbench_parts': dict(ours['kbench_parts'], pair=1058, local_dev=818)}
+		raw = {'workloads': {'hpet-halt': {'base': [base], 'ours': [ours]}}}
+		text = bench.parts_table(raw)
+		self.assertIn('1.33x', text)
+		self.assertIn('568 [568-568]', text)
+		self.assertIn('240 [240-240]', text)
+
+	def test_table_without_results(self):
+		raw = {'workloads': {'hpet-halt': {'base': [{}], 'ours': [{}]}}}
+		self.assertIn('no results', bench.parts_table(raw))
+
+
 class Hops(unittest.TestCase):
 	def test_trace_hops(self):
 		_, data = fixtures.load('ours-bench-halt')
