@@ -4,18 +4,32 @@
  * broadcast (tick-broadcast-stats.h), one line per possible CPU. Reading
  * sums nothing and takes no lock; the counters of a CPU that is busy
  * entering idle may be one event apart from each other. Writing anything
- * zeroes them.
+ * zeroes them. Counting starts at the first open.
  */
 
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/init.h>
+#include <linux/jump_label.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
 
 #include "tick-broadcast-stats.h"
 
 DEFINE_PER_CPU(struct tick_bc_stats, tick_bc_stats);
+DEFINE_STATIC_KEY_FALSE(tick_bc_stats_on);
+
+/**
+ * tick_bc_stats_start - start counting
+ *
+ * The counters stay at zero, and the idle path pays nothing for them,
+ * until this is called; from then on they count for good. Called from
+ * process context: it patches code.
+ */
+void tick_bc_stats_start(void)
+{
+	static_branch_enable(&tick_bc_stats_on);
+}
 
 #define tick_bc_name(e, name)	\
 	[e] = name,
@@ -56,6 +70,7 @@ static int stats_show(struct seq_file *m, void *v)
 
 static int stats_open(struct inode *inode, struct file *file)
 {
+	tick_bc_stats_start();
 	return single_open(file, stats_show, NULL);
 }
 

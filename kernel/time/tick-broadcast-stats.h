@@ -3,12 +3,15 @@
  * Per-CPU statistics of tick broadcast, shown in
  * /sys/kernel/debug/tick_broadcast/stats. Every counter is written by its
  * own CPU only, with interrupts disabled: no shared cache line is written
- * on the idle path.
+ * on the idle path. Nothing is counted until somebody asks: the first
+ * open of the file turns counting on (tick_bc_stats_start()), for good;
+ * until then each counting site is a no-op jump.
  */
 #ifndef _KERNEL_TIME_TICK_BROADCAST_STATS_H
 #define _KERNEL_TIME_TICK_BROADCAST_STATS_H
 
 #include <linux/ktime.h>
+#include <linux/jump_label.h>
 #include <linux/percpu.h>
 
 #include "tick-broadcast-core.h"
@@ -37,16 +40,25 @@ struct tick_bc_stats {
 
 #ifdef CONFIG_DEBUG_FS
 DECLARE_PER_CPU(struct tick_bc_stats, tick_bc_stats);
+DECLARE_STATIC_KEY_FALSE(tick_bc_stats_on);
+
+void tick_bc_stats_start(void);
 
 static inline void tick_bc_stats_enter(enum tick_bc_enter_result r)
 {
-	__this_cpu_inc(tick_bc_stats.enter[r]);
+	if (static_branch_unlikely(&tick_bc_stats_on))
+		__this_cpu_inc(tick_bc_stats.enter[r]);
 }
 
-static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, s64 late_ns)
+/* @now: the exit's time; @slept_until: the wakeup time of a woken exit. */
+static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, ktime_t now,
+				      ktime_t slept_until)
 {
+	s64 late_ns = ktime_sub(now, slept_until);
 	unsigned int b;
 
+	if (!static_branch_unlikely(&tick_bc_stats_on))
+		return;
 	__this_cpu_inc(tick_bc_stats.exit[a]);
 	if (a != TICK_BC_EXIT_WOKEN)
 		return;
@@ -56,12 +68,16 @@ static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, s64 late_ns)
 
 static inline void tick_bc_stats_irq(unsigned int woken)
 {
+	if (!static_branch_unlikely(&tick_bc_stats_on))
+		return;
 	__this_cpu_inc(tick_bc_stats.irqs);
 	__this_cpu_add(tick_bc_stats.woken, woken);
 }
 #else
+static inline void tick_bc_stats_start(void) { }
 static inline void tick_bc_stats_enter(enum tick_bc_enter_result r) { }
-static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, s64 late_ns) { }
+static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, ktime_t now,
+				      ktime_t slept_until) { }
 static inline void tick_bc_stats_irq(unsigned int woken) { }
 #endif
 

@@ -952,7 +952,7 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
 	default:
 		break;
 	}
-	tick_bc_stats_exit(a, ktime_sub(now, slept_until));
+	tick_bc_stats_exit(a, now, slept_until);
 }
 
 /**

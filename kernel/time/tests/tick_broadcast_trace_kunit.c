@@ -90,6 +90,8 @@ static int trace_attach(struct kunit *test)
 {
 	int ret;
 
+	/* The counters count only once somebody asked for them. */
+	tick_bc_stats_start();
 	atomic_set(&trace_log.n, 0);
 	WRITE_ONCE(trace_log.cpu, UINT_MAX);
 	ret = register_trace_tick_bc_enter(probe_enter, NULL);
