@@ -18,13 +18,22 @@
  * dropped too.
  *
  * The broadcast device is written under bc_dev_lock, which nests inside
- * tick_broadcast_lock. On the idle and expiry paths the core's arming
- * decision is only recorded under tick_broadcast_lock and written to the
- * device after that lock is dropped (bc_dev_flush()): programming an HPET
- * is several slow MMIO accesses, and every CPU entering or leaving deep
- * idle would otherwise spin on the global lock meanwhile. Everywhere else
- * bc_dev_sync() brings the device up to date under the global lock before
- * touching it.
+ * tick_broadcast_lock. The core's arming decision is only recorded under
+ * tick_broadcast_lock (bc_req_post()), and written to the device later:
+ * programming an HPET is several slow MMIO accesses, and every CPU
+ * entering or leaving deep idle would otherwise spin on the global lock
+ * meanwhile. The rule every path that calls into the core follows:
+ *
+ *  - the idle and expiry paths, if they recorded a request, write it after
+ *    dropping tick_broadcast_lock (bc_dev_flush()): at once if bc_dev_lock
+ *    is free, else the CPU holding it writes it before it lets go;
+ *  - every other path brings the device up to date with bc_dev_sync()
+ *    before dropping tick_broadcast_lock, and before touching the device;
+ *  - the hrtimer pseudo device is written at once (bc_op_arm()): its
+ *    owner must be known as soon as it is armed.
+ *
+ * An enter that records nothing (the device is armed early enough
+ * already, the common case) neither flushes nor issues a barrier.
  */
 
 #include <linux/cpu.h>
@@ -60,16 +69,15 @@ static DEFINE_PER_CPU(cpumask_var_t, tick_bc_wake);
  * bc_dev_lock, which records the request it wrote last in bc_req_done.
  * KTIME_MAX: disarmed, nothing to write but next_event.
  */
-static DEFINE_RAW_SPINLOCK(bc_dev_lock);
 static seqcount_raw_spinlock_t bc_req_seq =
 	SEQCNT_RAW_SPINLOCK_ZERO(bc_req_seq, &tick_broadcast_lock);
 static struct {
 	ktime_t		expires;
 	unsigned int	cpu;
 } bc_req;
+/* Written by the device writer, read locklessly by every flusher. */
+static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(bc_dev_lock);
 static unsigned int bc_req_done;
-/* Under tick_broadcast_lock: the lock holder flushes the request itself. */
-static bool bc_req_defer;
 
 #ifdef CONFIG_TICK_ONESHOT
 static DEFINE_PER_CPU(struct clock_event_device *, tick_wakeup_dev);
@@ -121,11 +129,13 @@ static void bc_dev_write(ktime_t expires, unsigned int cpu)
 	bc_set_affinity(bc, cpu);
 }
 
-/* Called with tick_broadcast_lock held: the device is up to date after. */
+/* The device is up to date after this. */
 static void bc_dev_sync(void)
 {
-	unsigned int seq = raw_read_seqcount(&bc_req_seq);
+	unsigned int seq;
 
+	lockdep_assert_held(&tick_broadcast_lock);
+	seq = raw_read_seqcount(&bc_req_seq);
 	raw_spin_lock(&bc_dev_lock);
 	if (bc_req_done != seq) {
 		bc_dev_write(bc_req.expires, bc_req.cpu);
@@ -134,18 +144,30 @@ static void bc_dev_sync(void)
 	raw_spin_unlock(&bc_dev_lock);
 }
 
-/* Called with tick_broadcast_lock held. */
+/* Record a request; see the top of this file for who writes it when. */
 static void bc_req_post(ktime_t expires, unsigned int cpu)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	write_seqcount_begin(&bc_req_seq);
 	bc_req.expires = expires;
 	bc_req.cpu = cpu;
 	write_seqcount_end(&bc_req_seq);
-	if (!bc_req_defer)
-		bc_dev_sync();
 }
 
 #ifdef CONFIG_TICK_ONESHOT
+/* Under tick_broadcast_lock: the requests recorded so far, for bc_req_new(). */
+static unsigned int bc_req_count(void)
+{
+	lockdep_assert_held(&tick_broadcast_lock);
+	return raw_read_seqcount(&bc_req_seq);
+}
+
+/* Under tick_broadcast_lock: was a request recorded since bc_req_count()? */
+static bool bc_req_new(unsigned int count)
+{
+	return bc_req_count() != count;
+}
+
 /*
  * Called after dropping tick_broadcast_lock, interrupts disabled. Writes
  * the latest request, unless another CPU is writing the device: that one
@@ -177,20 +199,6 @@ static void bc_dev_flush(void)
 		raw_spin_unlock(&bc_dev_lock);
 	}
 }
-
-/*
- * Deferred writes only for a real device: the hrtimer pseudo device's
- * owner must be known as soon as it is armed.
- */
-static void bc_req_defer_begin(void)
-{
-	bc_req_defer = !bc_is_hrtimer(bc_dev());
-}
-
-static void bc_req_defer_end(void)
-{
-	bc_req_defer = false;
-}
 #endif /* CONFIG_TICK_ONESHOT */
 
 static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
@@ -200,6 +208,9 @@ static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 
 	trace_tick_bc_program(expires, cpu);
 	bc_req_post(expires, cpu);
+	/* The core asks for the owner right after arming. */
+	if (bc_is_hrtimer(bc))
+		bc_dev_sync();
 	if (owner != READ_ONCE(bc->bound_on))
 		trace_tick_bc_duty(owner, READ_ONCE(bc->bound_on), BC_DUTY_ARM);
 }
@@ -496,6 +507,8 @@ int tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
 	ret = __tick_device_uses_broadcast(dev, cpu);
+	if (bc_dev())
+		bc_dev_sync();
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 	return ret;
 }
@@ -708,6 +721,7 @@ static void __tick_resume_broadcast(struct clock_event_device *bc)
 		clockevents_switch_state(bc, CLOCK_EVT_STATE_ONESHOT);
 	/* Anybody still relying on it gets it re-evaluated at once. */
 	tick_bc_retrigger(&tick_bc);
+	bc_dev_sync();
 }
 
 /**
@@ -780,12 +794,10 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 	bool local;
 
 	raw_spin_lock(&tick_broadcast_lock);
-	bc_req_defer_begin();
 	/* It fired: disarmed, unless the expiry arms it again. */
 	bc_req_post(KTIME_MAX, smp_processor_id());
 	now = ktime_get();
 	local = tick_bc_expire(&tick_bc, smp_processor_id(), now, cpumask_bits(wake));
-	bc_req_defer_end();
 	bc_account_irq(wake, local, now, tick_bc.armed, false);
 	raw_spin_unlock(&tick_broadcast_lock);
 
@@ -876,6 +888,8 @@ void tick_broadcast_switch_to_oneshot(void)
 
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
 	__tick_broadcast_switch_to_oneshot();
+	if (bc_dev())
+		bc_dev_sync();
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 }
 
@@ -909,17 +923,20 @@ static int wakeup_dev_control(enum tick_broadcast_state state,
 static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 {
 	enum tick_bc_enter_result r;
-	bool stop_local;
+	unsigned int count;
+	bool stop_local, posted;
 
 	raw_spin_lock(&tick_broadcast_lock);
-	bc_req_defer_begin();
+	count = bc_req_count();
 	r = tick_bc_enter(&tick_bc, cpu, dev->next_event, &stop_local);
-	bc_req_defer_end();
+	posted = bc_req_new(count);
 	/* Under the lock, so that the events come in the order decided. */
 	trace_tick_bc_enter(cpu, dev->next_event, r);
 	raw_spin_unlock(&tick_broadcast_lock);
 
-	bc_dev_flush();
+	/* Nothing recorded, nothing to write: see the top of this file. */
+	if (posted)
+		bc_dev_flush();
 	if (stop_local)
 		clockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);
 	tick_bc_stats_enter(r);
@@ -933,6 +950,7 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
 
 	raw_spin_lock(&tick_broadcast_lock);
 	a = tick_bc_exit(&tick_bc, cpu, dev->next_event, now);
+	/* Only the woken exits account their lateness. */
 	slept_until = tick_bc_slept_until(&tick_bc, cpu);
 	trace_tick_bc_exit(cpu, dev->next_event, a);
 	raw_spin_unlock(&tick_broadcast_lock);
@@ -1026,6 +1044,8 @@ void hotplug_cpu__broadcast_tick_pull(int deadcpu)
 		dev = __this_cpu_read(tick_cpu_device.evtdev);
 		tick_program_event(dev->next_event, 1);
 	}
+	if (bc_dev())
+		bc_dev_sync();
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 }
 #endif
