@@ -26,7 +26,9 @@
  *              leftmost node. Expiry pops the expired nodes from the left:
  *              its cost follows the number of CPUs that expired, not the
  *              number that sleep, and it reads no other CPU's tick device
- *              (a remote cache line apiece).
+ *              (a remote cache line apiece). A CPU that leaves idle before
+ *              its wakeup keeps its node ("stale": queued, not in
+ *              oneshot), see "Lazy dequeue" below.
  *   oneshot    bitmap: CPUs relying on the oneshot broadcast right now
  *              (between enter and exit, or handed over at the switch from
  *              periodic mode until they switch themselves).
@@ -41,17 +43,33 @@
  *              device (tick_get_broadcast_mask()).
  *   armed      what the device is armed for, KTIME_MAX when it is not.
  *
- * Invariants, after every function returns:
+ * Invariants, after every function returns, with
+ * sleeping(cpu) = queued(cpu) && oneshot(cpu):
  *
- *   I1  queued(cpu)  =>  oneshot(cpu) && !pending(cpu)
+ *   I1  sleeping(cpu)  =>  !pending(cpu), and queued(cpu) => !pending(cpu)
  *   I2  pending(cpu) =>  oneshot(cpu)      (but for the handling CPU,
  *                                          whose bit expiry clears)
- *   I3  sleepers not empty  =>  armed <= leftmost wakeup
+ *   I3  some CPU sleeping  =>  armed <= earliest wakeup of the sleeping
  *   I4  force(cpu)   =>  !oneshot(cpu), and nr_force counts force
  *   I5  force not empty  =>  armed != KTIME_MAX
  *
  * I3 and I5 are what "no lost wakeup" means here: every sleeper and every
  * forced CPU has a device interrupt coming no later than it needs one.
+ *
+ * Lazy dequeue
+ * ------------
+ *
+ * Most exits are early (another interrupt, or the idle loop polling) and
+ * most of those CPUs enter again with the same wakeup time: the tick did
+ * not move. Exit therefore leaves the CPU's node queued, stale, and an
+ * enter whose node is queued with the same time has no queue work to do;
+ * with another time it moves the node. A stale node never wakes a CPU:
+ * expiry drops it when it pops it. It never arms the device either:
+ * arming follows only an enter's own wakeup, and the re-arm after expiry
+ * first drops the stale nodes at the left of the queue, so the device
+ * is armed for a sleeping CPU. A stale node costs one pop in a later
+ * expiry, on the CPU handling the interrupt, instead of a removal on
+ * the idle path. Going offline and resetting a CPU remove its node.
  *
  * Per-CPU state machine (oneshot mode)
  * ------------------------------------
@@ -175,11 +193,25 @@ static void sleep_queue(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup)
 {
 	struct timerqueue_node *node = &bc->sleep[cpu];
 
+	/* Left queued by an early exit, for the same time: nothing to do. */
+	if (timerqueue_node_queued(node) && node->expires == wakeup)
+		return;
 	sleep_dequeue(bc, cpu);
 	if (wakeup == KTIME_MAX)
 		return;
 	node->expires = wakeup;
 	timerqueue_add(&bc->sleepers, node);
+}
+
+/* The earliest sleeping CPU's node; stale nodes before it are dropped. */
+static struct timerqueue_node *sleep_first(struct tick_bc *bc)
+{
+	struct timerqueue_node *node;
+
+	while ((node = timerqueue_getnext(&bc->sleepers)) &&
+	       !test_bit(sleep_cpu(bc, node), bc->oneshot))
+		timerqueue_del(&bc->sleepers, node);
+	return node;
 }
 
 static void bc_arm(struct tick_bc *bc, ktime_t expires, unsigned int cpu)
@@ -550,7 +582,7 @@ enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
 	if (!__test_and_clear_bit(cpu, bc->oneshot))
 		return TICK_BC_EXIT_NONE;
 
-	sleep_dequeue(bc, cpu);
+	/* A queued node stays, stale: see "Lazy dequeue". */
 	if (__test_and_clear_bit(cpu, bc->pending))
 		return TICK_BC_EXIT_WOKEN;
 	if (wakeup == KTIME_MAX)
@@ -598,6 +630,9 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 	while ((node = timerqueue_getnext(&bc->sleepers)) && node->expires <= now) {
 		cpu = sleep_cpu(bc, node);
 		timerqueue_del(&bc->sleepers, node);
+		/* Stale: the CPU left idle early and did not come back. */
+		if (!test_bit(cpu, bc->oneshot))
+			continue;
 		if (WARN_ON_ONCE(!test_bit(cpu, bc->online))) {
 			__clear_bit(cpu, bc->oneshot);
 			continue;
@@ -615,7 +650,7 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 	self = __test_and_clear_bit(this_cpu, wake);
 	__clear_bit(this_cpu, bc->pending);
 
-	node = timerqueue_getnext(&bc->sleepers);
+	node = sleep_first(bc);
 	if (node)
 		bc_arm(bc, node->expires, sleep_cpu(bc, node));
 	return self && !bc->hrtimer;

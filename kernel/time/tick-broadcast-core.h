@@ -137,7 +137,8 @@ struct tick_bc_change {
  * @nr_cpus:	number of CPUs, the size of every bitmap and of @sleep
  * @sleep:	per-CPU queue node; queued in @sleepers, keyed by the CPU's
  *		wakeup time, while the CPU sleeps on the oneshot broadcast
- *		with a finite wakeup and has not been woken yet
+ *		with a finite wakeup and has not been woken yet, and left
+ *		there (stale) by an exit before that time
  * @sleepers:	sleeping CPUs ordered by wakeup time
  * @online:	CPUs that may be woken (cpu_online_mask in the kernel)
  * @on:		CPUs that asked for broadcast (TICK_BROADCAST_ON/FORCE)
@@ -212,10 +213,10 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 void tick_bc_offline(struct tick_bc *bc, unsigned int cpu);
 bool tick_bc_pull(struct tick_bc *bc, unsigned int dead_cpu, unsigned int this_cpu);
 
-/* Queued, waiting for the device to fire for it. */
+/* Queued and in the oneshot mask, waiting for the device to fire for it. */
 static inline bool tick_bc_sleeping(struct tick_bc *bc, unsigned int cpu)
 {
-	return timerqueue_node_queued(&bc->sleep[cpu]);
+	return timerqueue_node_queued(&bc->sleep[cpu]) && test_bit(cpu, bc->oneshot);
 }
 
 static inline bool tick_bc_periodic_empty(struct tick_bc *bc)

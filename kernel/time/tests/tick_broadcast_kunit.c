@@ -510,6 +510,52 @@ static void expiry_wakes_the_expired_and_rearms(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->bc.armed, KTIME_MAX);
 }
 
+/*
+ * An early exit leaves the CPU's node queued: entering again for the same
+ * time does no queue work and arms nothing new, and the stale node never
+ * wakes the CPU nor decides what the device is re-armed for.
+ */
+static void early_exit_leaves_a_stale_node(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+	int arms;
+
+	enter(f, 1, 100);
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 50), TICK_BC_EXIT_REPROGRAM);
+	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
+	KUNIT_EXPECT_TRUE(test, timerqueue_node_queued(&f->bc.sleep[1]));
+
+	arms = f->arms;
+	KUNIT_EXPECT_EQ(test, enter(f, 1, 100), TICK_BC_ENTER_QUEUED);
+	KUNIT_EXPECT_TRUE(test, tick_bc_sleeping(&f->bc, 1));
+	KUNIT_EXPECT_EQ(test, f->arms, arms);
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 60), TICK_BC_EXIT_REPROGRAM);
+
+	/* Stale at 100, sleeping at 40 and 200: 40 fires, then 200, not 100. */
+	enter(f, 2, 40);
+	enter(f, 3, 200);
+	tick_bc_expire(&f->bc, 0, 40, f->wake);
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 1);
+	KUNIT_EXPECT_TRUE(test, woken(f, 2));
+	KUNIT_EXPECT_EQ(test, f->armed_at, 200);
+	KUNIT_EXPECT_EQ(test, f->armed_cpu, 3);
+	KUNIT_EXPECT_FALSE(test, timerqueue_node_queued(&f->bc.sleep[1]));
+
+	/* A stale node that expires wakes nobody. */
+	enter(f, 4, 300);
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 4, 300, 250), TICK_BC_EXIT_REPROGRAM);
+	tick_bc_expire(&f->bc, 0, 300, f->wake);
+	KUNIT_EXPECT_FALSE(test, woken(f, 4));
+	KUNIT_EXPECT_FALSE(test, test_bit(4, f->bc.pending));
+
+	/* Entering again for another time moves the node. */
+	enter(f, 5, 500);
+	tick_bc_exit(&f->bc, 5, 500, 400);
+	enter(f, 5, 450);
+	KUNIT_EXPECT_EQ(test, f->bc.sleep[5].expires, 450);
+	KUNIT_EXPECT_EQ(test, f->armed_at, 450);
+}
+
 static void expiry_handles_this_cpu_directly(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
@@ -734,15 +780,17 @@ static __printf(2, 3) void sim_fail(struct sim *s, const char *fmt, ...)
 static void sim_check(struct sim *s)
 {
 	struct tick_bc *bc = &s->f->bc;
-	struct timerqueue_node *first = timerqueue_getnext(&bc->sleepers);
 	unsigned int cpu, forced = 0;
+	ktime_t first = KTIME_MAX;
 
 	for (cpu = 0; cpu < s->f->nr; cpu++) {
 		bool q = tick_bc_sleeping(bc, cpu);
 		struct model *m = &s->m[cpu];
 
-		SIM_CHECK(s, !q || (test_bit(cpu, bc->oneshot) && !test_bit(cpu, bc->pending)),
-			  "I1 broken for CPU%u", cpu);
+		if (q)
+			first = min(first, bc->sleep[cpu].expires);
+		SIM_CHECK(s, !timerqueue_node_queued(&bc->sleep[cpu]) ||
+			  !test_bit(cpu, bc->pending), "I1 broken for CPU%u", cpu);
 		SIM_CHECK(s, !test_bit(cpu, bc->force) || !test_bit(cpu, bc->oneshot),
 			  "I4 broken for CPU%u", cpu);
 		forced += test_bit(cpu, bc->force);
@@ -754,8 +802,7 @@ static void sim_check(struct sim *s)
 			  "CPU%u pending bit disagrees with the model", cpu);
 	}
 	SIM_CHECK(s, forced == bc->nr_force, "I4: nr_force %u, bits %u", bc->nr_force, forced);
-	SIM_CHECK(s, !first || bc->armed <= first->expires, "I3: armed %lld after sleeper %lld",
-		  bc->armed, first ? first->expires : 0);
+	SIM_CHECK(s, bc->armed <= first, "I3: armed %lld after sleeper %lld", bc->armed, first);
 	SIM_CHECK(s, !forced || bc->armed != KTIME_MAX, "I5: forced CPUs, device disarmed");
 }
 
@@ -959,6 +1006,7 @@ static struct kunit_case tick_broadcast_core_cases[] = {
 	KUNIT_CASE(forced_enter_is_refused_without_trace),
 	KUNIT_CASE(enter_while_pending_arms_nothing),
 	KUNIT_CASE(expiry_wakes_the_expired_and_rearms),
+	KUNIT_CASE(early_exit_leaves_a_stale_node),
 	KUNIT_CASE(expiry_handles_this_cpu_directly),
 	KUNIT_CASE(expiry_never_wakes_an_offline_cpu),
 	KUNIT_CASE(woken_cpu_is_not_woken_twice),
