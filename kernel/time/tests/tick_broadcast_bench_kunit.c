@@ -71,29 +71,41 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
+ * Interrupts disabled: this CPU's local device if a batch can run on it,
+ * else NULL with *why set (no broadcast needed, or the tick not oneshot).
+ */
+static struct clock_event_device *batch_local_device(const char **why)
+{
+	struct clock_event_device *local = __this_cpu_read(tick_cpu_device.evtdev);
+
+	if (!bc_device() || !local || !(local->features & CLOCK_EVT_FEAT_C3STOP)) {
+		*why = "no broadcast needed on this CPU";
+		return NULL;
+	}
+	if (!tick_broadcast_oneshot_active() ||
+	    __this_cpu_read(tick_cpu_device.mode) != TICKDEV_MODE_ONESHOT) {
+		*why = "tick is not in oneshot mode";
+		return NULL;
+	}
+	return local;
+}
+
+/*
  * One batch of pairs with interrupts off. Return: ns per pair, or 0 if
  * the batch could not run (event too close, or the CPU cannot use the
  * broadcast).
  */
 static u64 bench_batch(const char **why)
 {
-	struct clock_event_device *local, *bc;
+	struct clock_event_device *local;
 	unsigned long flags;
 	u64 t0, t1 = 0;
 	int i;
 
 	local_irq_save(flags);
-	local = __this_cpu_read(tick_cpu_device.evtdev);
-	bc = bc_device();
-	if (!bc || !local || !(local->features & CLOCK_EVT_FEAT_C3STOP)) {
-		*why = "no broadcast needed on this CPU";
+	local = batch_local_device(why);
+	if (!local)
 		goto out;
-	}
-	if (!tick_broadcast_oneshot_active() ||
-	    __this_cpu_read(tick_cpu_device.mode) != TICKDEV_MODE_ONESHOT) {
-		*why = "tick is not in oneshot mode";
-		goto out;
-	}
 	/* Also skips an event in the past: its interrupt is still to come. */
 	if (ktime_sub(local->next_event, ktime_get()) < BATCH_MARGIN_NS)
 		goto out;
@@ -241,24 +253,16 @@ static bool parts_run(struct parts_ctx *c, struct clock_event_device *local, int
  */
 static bool parts_batch(struct parts_ctx *c, u64 *ns, const char **why)
 {
-	struct clock_event_device *local, *bc;
+	struct clock_event_device *local;
 	unsigned long flags;
 	bool ok = false;
 	u64 t0;
 	int p;
 
 	local_irq_save(flags);
-	local = __this_cpu_read(tick_cpu_device.evtdev);
-	bc = bc_device();
-	if (!bc || !local || !(local->features & CLOCK_EVT_FEAT_C3STOP)) {
-		*why = "no broadcast needed on this CPU";
+	local = batch_local_device(why);
+	if (!local)
 		goto out;
-	}
-	if (!tick_broadcast_oneshot_active() ||
-	    __this_cpu_read(tick_cpu_device.mode) != TICKDEV_MODE_ONESHOT) {
-		*why = "tick is not in oneshot mode";
-		goto out;
-	}
 	if (ktime_sub(local->next_event, ktime_get()) < BATCH_MARGIN_NS)
 		goto out;
 	/* The pair first: a refusal leaves the batch before anything is timed. */
