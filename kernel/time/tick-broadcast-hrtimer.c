@@ -40,25 +40,12 @@ static int bc_hrtimer_set_next(ktime_t expires, struct clock_event_device *dev)
 	return 0;
 }
 
-/*
- * Programmed in ktime directly: the tick limits and the 1:1 conversion
- * only serve /proc/timer_list and the generic sanity checks.
- */
 static struct clock_event_device bc_hrtimer_dev = {
 	.name			= "bc_hrtimer",
-	.rating			= 0,
 	.features		= CLOCK_EVT_FEAT_HRTIMER | CLOCK_EVT_FEAT_KTIME |
 				  CLOCK_EVT_FEAT_ONESHOT,
-	.cpumask		= cpu_possible_mask,
-	.bound_on		= -1,
 	.set_next_ktime		= bc_hrtimer_set_next,
 	.set_state_shutdown	= bc_hrtimer_shutdown,
-	.max_delta_ns		= KTIME_MAX,
-	.min_delta_ns		= 1,
-	.max_delta_ticks	= ULONG_MAX,
-	.min_delta_ticks	= 1,
-	.mult			= 1,
-	.shift			= 0,
 };
 
 /* /proc/timer_list shows the timer in its owner's queue by this name. */
@@ -75,7 +62,22 @@ static enum hrtimer_restart bc_handler(struct hrtimer *timer)
  */
 void tick_setup_hrtimer_broadcast(void)
 {
+	struct clock_event_device *dev = &bc_hrtimer_dev;
+
 	hrtimer_init(&bc_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
 	bc_timer.function = bc_handler;
-	clockevents_register_device(&bc_hrtimer_dev);
+
+	/*
+	 * Any CPU may own it, none does yet. It is programmed in ktime
+	 * directly: its limits (any delay from 1 ns) and its 1:1 conversion
+	 * only serve /proc/timer_list. Its rating stays 0.
+	 */
+	dev->cpumask = cpu_possible_mask;
+	dev->bound_on = -1;
+	dev->mult = 1;
+	dev->min_delta_ns = 1;
+	dev->min_delta_ticks = 1;
+	dev->max_delta_ns = KTIME_MAX;
+	dev->max_delta_ticks = ULONG_MAX;
+	clockevents_register_device(dev);
 }

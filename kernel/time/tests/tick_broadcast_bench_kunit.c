@@ -40,20 +40,7 @@
 #include <linux/tick.h>
 #include <linux/timerqueue.h>
 
-#include "../tick-internal.h"
-
-#define HAVE_ONESHOT_BROADCAST	(IS_ENABLED(CONFIG_GENERIC_CLOCKEVENTS_BROADCAST) && \
-				 IS_ENABLED(CONFIG_TICK_ONESHOT))
-
-/* The broadcast device, NULL if there is none. */
-static struct clock_event_device *bc_device(void)
-{
-#ifdef CONFIG_GENERIC_CLOCKEVENTS_BROADCAST
-	return tick_get_broadcast_device()->evtdev;
-#else
-	return NULL;
-#endif
-}
+#include "tick_broadcast_test.h"
 
 static unsigned int loops;
 module_param(loops, uint, 0444);
@@ -71,8 +58,10 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * Interrupts disabled: this CPU's local device if a batch can run on it,
- * else NULL with *why set (no broadcast needed, or the tick not oneshot).
+ * Interrupts disabled: this CPU's local device if a batch can run on it
+ * now, else NULL, with *why set if it never will (no broadcast needed, or
+ * the tick not oneshot). A next event too close, or in the past (its
+ * interrupt is still to come), only skips this batch.
  */
 static struct clock_event_device *batch_local_device(const char **why)
 {
@@ -87,6 +76,8 @@ static struct clock_event_device *batch_local_device(const char **why)
 		*why = "tick is not in oneshot mode";
 		return NULL;
 	}
+	if (ktime_sub(local->next_event, ktime_get()) < BATCH_MARGIN_NS)
+		return NULL;
 	return local;
 }
 
@@ -105,9 +96,6 @@ static u64 bench_batch(const char **why)
 	local_irq_save(flags);
 	local = batch_local_device(why);
 	if (!local)
-		goto out;
-	/* Also skips an event in the past: its interrupt is still to come. */
-	if (ktime_sub(local->next_event, ktime_get()) < BATCH_MARGIN_NS)
 		goto out;
 	t0 = ktime_get_ns();
 	for (i = 0; i < PAIRS_PER_BATCH; i++) {
@@ -262,8 +250,6 @@ static bool parts_batch(struct parts_ctx *c, u64 *ns, const char **why)
 	local_irq_save(flags);
 	local = batch_local_device(why);
 	if (!local)
-		goto out;
-	if (ktime_sub(local->next_event, ktime_get()) < BATCH_MARGIN_NS)
 		goto out;
 	/* The pair first: a refusal leaves the batch before anything is timed. */
 	for (p = 0; p < PART_NR; p++) {

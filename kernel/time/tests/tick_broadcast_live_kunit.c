@@ -20,20 +20,7 @@
 #include <linux/smp.h>
 #include <linux/tick.h>
 
-#include "../tick-internal.h"
-
-#define HAVE_ONESHOT_BROADCAST	(IS_ENABLED(CONFIG_GENERIC_CLOCKEVENTS_BROADCAST) && \
-				 IS_ENABLED(CONFIG_TICK_ONESHOT))
-
-/* The broadcast device, NULL if there is none. */
-static struct clock_event_device *bc_device(void)
-{
-#ifdef CONFIG_GENERIC_CLOCKEVENTS_BROADCAST
-	return tick_get_broadcast_device()->evtdev;
-#else
-	return NULL;
-#endif
-}
+#include "tick_broadcast_test.h"
 
 static bool in_oneshot_mask(unsigned int cpu)
 {
