@@ -10,29 +10,32 @@
  *
  *  - state 0 ("C1") is a plain halt, local timer running;
  *  - state 1 ("C3") carries CPUIDLE_FLAG_TIMER_STOP and, unless the CPU
- *    has an always-running timer (x86 ARAT), masks the local timer for
- *    the whole time it is in the state, so that only the broadcast
- *    device (by IPI) or another interrupt can wake the CPU.
+ *    has an always-running timer (x86 ARAT, an arm64 architected timer
+ *    marked "always-on"), masks the local timer for the whole time it is
+ *    in the state, so that only the broadcast device (by IPI) or another
+ *    interrupt can wake the CPU.
  *
  * Two flavours of the deep state, chosen with the "flavour" parameter:
  *
  * irqoff (default)
  *	Like intel_idle or ACPI C3: entered with interrupts disabled and left
  *	when an interrupt becomes pending (x86: any bit in the local APIC
- *	IRR). The wakeup interrupt is handled only after the cpuidle core
- *	has called tick_broadcast_exit().
+ *	IRR; arm64: "wfi" with interrupts masked, until ISR_EL1 shows one).
+ *	The wakeup interrupt is handled only after the cpuidle core has
+ *	called tick_broadcast_exit().
  *
  * halt
- *	Like amd_e400_idle(): "sti; hlt", so the wakeup interrupt is handled
- *	inside the state, between tick_broadcast_enter() and
- *	tick_broadcast_exit(). The handler may reprogram the local timer;
- *	leaving the state then must not undo that (see
- *	timerstop_timer_resume()).
+ *	Like amd_e400_idle(): "sti; hlt" (arm64: "wfi", then interrupts
+ *	unmasked once), so the wakeup interrupt is handled inside the state,
+ *	between tick_broadcast_enter() and tick_broadcast_exit(). The
+ *	handler may reprogram the local timer; leaving the state then must
+ *	not undo that (see timerstop_timer_resume()).
  *
  * The driver is inert unless enabled on the command line or at module
  * load, e.g. "cpuidle_timerstop.enable=1 cpuidle_timerstop.flavour=halt".
- * Another cpuidle driver (acpi_idle, intel_idle) registered first makes
- * registration fail with -EBUSY; build the test kernel without them.
+ * Another cpuidle driver (acpi_idle, intel_idle, psci_idle) registered
+ * first makes registration fail with -EBUSY; build the test kernel
+ * without them.
  */
 
 #define pr_fmt(fmt) "cpuidle-timerstop: " fmt
@@ -50,6 +53,14 @@
 #ifdef CONFIG_X86
 #include <asm/apic.h>
 #include <asm/irqflags.h>
+#endif
+#ifdef CONFIG_ARM64
+#include <linux/of.h>
+#include <asm/barrier.h>
+#include <asm/cpuidle.h>
+#include <asm/sysreg.h>
+#include <asm/virt.h>
+#include <clocksource/arm_arch_timer.h>
 #endif
 
 enum timerstop_flavour {
@@ -74,6 +85,7 @@ module_param(latency_us, uint, 0444);
 MODULE_PARM_DESC(latency_us, "Deep state exit latency in us (default: 20)");
 
 static enum timerstop_flavour timerstop_flavour;
+static bool timerstop_stops;		/* the local timer stops in C3 */
 static struct cpuidle_device __percpu *timerstop_devices;
 static enum cpuhp_state timerstop_hp_state;
 
@@ -130,12 +142,98 @@ static bool timerstop_irq_pending(void)
 	return false;
 }
 
+/* hlt with interrupts disabled would never end: poll */
+static void timerstop_wait_pending(void)
+{
+	while (!timerstop_irq_pending())
+		cpu_relax();
+}
+
 static void timerstop_halt(void)
 {
 	raw_safe_halt();
 	raw_local_irq_disable();
 }
 #endif /* CONFIG_X86 */
+
+#ifdef CONFIG_ARM64
+/*
+ * The architected timer is the per-CPU tick device. Unless the firmware
+ * marks it "always-on" it carries C3STOP, and real hardware loses it in
+ * deep states; here its interrupt is masked (CTL.IMASK) instead. The
+ * kernel runs on the virtual timer at EL1 without EL2 (a guest) and on a
+ * physical one otherwise (the EL2 one with VHE, which the CNTP registers
+ * then name). As on x86, the saved control value is written back only
+ * if nobody reprogrammed the timer meanwhile; the comparator condition
+ * is level-triggered, so an expiry passed while masked fires at once.
+ */
+static bool timerstop_use_virt;
+
+static bool timerstop_timer_stops(void)
+{
+	struct device_node *np = of_find_compatible_node(NULL, NULL, "arm,armv8-timer");
+	bool stops = np && !of_property_read_bool(np, "always-on");
+
+	of_node_put(np);
+	timerstop_use_virt = !is_kernel_in_hyp_mode() && !is_hyp_mode_available();
+	return stops;
+}
+
+static u32 timerstop_ctl_read(void)
+{
+	return timerstop_use_virt ? read_sysreg(cntv_ctl_el0) : read_sysreg(cntp_ctl_el0);
+}
+
+static void timerstop_ctl_write(u32 ctl)
+{
+	if (timerstop_use_virt)
+		write_sysreg(ctl, cntv_ctl_el0);
+	else
+		write_sysreg(ctl, cntp_ctl_el0);
+	isb();
+}
+
+static u32 timerstop_timer_suspend(void)
+{
+	u32 ctl = timerstop_ctl_read() & ~ARCH_TIMER_CTRL_IT_STAT;
+
+	timerstop_ctl_write(ctl | ARCH_TIMER_CTRL_IT_MASK);
+	return ctl;
+}
+
+static void timerstop_timer_resume(u32 saved)
+{
+	u32 ctl = timerstop_ctl_read() & ~ARCH_TIMER_CTRL_IT_STAT;
+
+	if (ctl == (saved | ARCH_TIMER_CTRL_IT_MASK))
+		timerstop_ctl_write(saved);
+}
+
+/* wfi with interrupts masked, as cpu_do_idle(), which modules cannot call */
+static void timerstop_wfi(void)
+{
+	struct arm_cpuidle_irq_context context;
+
+	arm_cpuidle_save_irq_context(&context);
+	dsb(sy);
+	wfi();
+	arm_cpuidle_restore_irq_context(&context);
+}
+
+/* An IRQ or FIQ signalled to this CPU ends the irqoff state. */
+static void timerstop_wait_pending(void)
+{
+	while (!(read_sysreg(isr_el1) & (ISR_EL1_I | ISR_EL1_F)))
+		timerstop_wfi();
+}
+
+static void timerstop_halt(void)
+{
+	timerstop_wfi();
+	raw_local_irq_enable();
+	raw_local_irq_disable();
+}
+#endif /* CONFIG_ARM64 */
 
 static int timerstop_enter_shallow(struct cpuidle_device *dev,
 				   struct cpuidle_driver *drv, int index)
@@ -150,18 +248,16 @@ static int timerstop_enter_shallow(struct cpuidle_device *dev,
 /* The deep state proper: the local timer is stopped for its duration. */
 static void timerstop_deep(bool irqoff)
 {
-	bool stop = timerstop_timer_stops();
+	bool stop = timerstop_stops;
 	u32 saved = 0;
 
 	if (stop)
 		saved = timerstop_timer_suspend();
 
-	if (irqoff) {
-		while (!timerstop_irq_pending())
-			cpu_relax();
-	} else {
+	if (irqoff)
+		timerstop_wait_pending();
+	else
 		timerstop_halt();
-	}
 
 	if (stop)
 		timerstop_timer_resume(saved);
@@ -275,6 +371,7 @@ static int __init timerstop_init(void)
 		return -EINVAL;
 	}
 
+	timerstop_stops = timerstop_timer_stops();
 	deep->target_residency = residency_us;
 	deep->exit_latency = latency_us;
 
@@ -300,7 +397,7 @@ static int __init timerstop_init(void)
 	timerstop_hp_state = ret;
 
 	pr_info("registered, flavour %s, local timer %s in C3, residency %u us, latency %u us\n",
-		flavour, timerstop_timer_stops() ? "stops" : "keeps running",
+		flavour, timerstop_stops ? "stops" : "keeps running",
 		residency_us, latency_us);
 	return 0;
 }
