@@ -48,7 +48,8 @@ static void live_cpu_get(struct live_cpu *lc)
 	lc->bc = bc_device();
 }
 
-static bool live_cpu_usable(struct live_cpu *lc, const char **why)
+/* This CPU stops its tick in deep idle and a oneshot broadcast is on. */
+static bool live_cpu_needs_broadcast(struct live_cpu *lc, const char **why)
 {
 	if (!lc->bc) {
 		*why = "no broadcast device";
@@ -63,8 +64,28 @@ static bool live_cpu_usable(struct live_cpu *lc, const char **why)
 		*why = "tick is not in oneshot mode";
 		return false;
 	}
+	return true;
+}
+
+/* ... and the broadcast device is not the hrtimer, which may refuse it. */
+static bool live_cpu_usable(struct live_cpu *lc, const char **why)
+{
+	if (!live_cpu_needs_broadcast(lc, why))
+		return false;
 	if (lc->bc->features & CLOCK_EVT_FEAT_HRTIMER) {
 		*why = "hrtimer broadcast may refuse the owner CPU";
+		return false;
+	}
+	return true;
+}
+
+/* ... and the broadcast device is the hrtimer. */
+static bool live_cpu_on_hrtimer(struct live_cpu *lc, const char **why)
+{
+	if (!live_cpu_needs_broadcast(lc, why))
+		return false;
+	if (!(lc->bc->features & CLOCK_EVT_FEAT_HRTIMER)) {
+		*why = "the broadcast device is not the hrtimer";
 		return false;
 	}
 	return true;
@@ -226,6 +247,49 @@ static void live_not_expired_when_awake(struct kunit *test)
 }
 
 /*
+ * With the hrtimer broadcast the timer runs on the CPU that armed it last
+ * (its owner), whose local timer must keep running: ENTER refuses the
+ * owner (-EBUSY, no EXIT owed) and leaves its local device alone. A CPU
+ * that ENTER let go deep never holds the armed timer. Alone in deep idle,
+ * this CPU arms the timer itself and must be refused.
+ */
+static void live_hrtimer_owner_is_refused(struct kunit *test)
+{
+	bool refused = false, stopped, masked, owner;
+	struct live_cpu lc;
+	const char *why;
+	unsigned long flags;
+	int i, ret;
+
+	for (i = 0; i < 20 && !refused; i++) {
+		local_irq_save(flags);
+		live_cpu_get(&lc);
+		if (!live_cpu_on_hrtimer(&lc, &why)) {
+			local_irq_restore(flags);
+			kunit_skip(test, "%s", why);
+		}
+		ret = tick_broadcast_enter();
+		owner = READ_ONCE(lc.bc->bound_on) == lc.cpu &&
+			READ_ONCE(lc.bc->next_event) != KTIME_MAX;
+		stopped = clockevent_state_shutdown(lc.local);
+		masked = in_oneshot_mask(lc.cpu);
+		if (!ret)
+			tick_broadcast_exit();
+		local_irq_restore(flags);
+
+		KUNIT_ASSERT_FALSE_MSG(test, !ret && owner,
+				       "CPU%u was let go deep holding the armed hrtimer broadcast",
+				       lc.cpu);
+		refused = ret == -EBUSY && owner;
+		usleep_range(100, 200);
+	}
+	if (!refused)
+		kunit_skip(test, "the hrtimer broadcast stayed on other CPUs for %d tries", i);
+	KUNIT_EXPECT_FALSE(test, stopped);
+	KUNIT_EXPECT_FALSE(test, masked);
+}
+
+/*
  * Built-in suites run right after the initcalls, possibly before the tick
  * of every CPU has switched to oneshot mode (that waits for a high
  * resolution clocksource). Give the switch up to ten seconds rather than
@@ -267,6 +331,7 @@ static struct kunit_case tick_broadcast_live_cases[] = {
 	KUNIT_CASE(live_exit_without_enter),
 	KUNIT_CASE(live_enter_exit_repeated),
 	KUNIT_CASE(live_not_expired_when_awake),
+	KUNIT_CASE(live_hrtimer_owner_is_refused),
 	{}
 };
 
