@@ -18,10 +18,16 @@ state, the HPET legacy channel is the broadcast device):
                Polling vCPUs take host CPU from the others, so this state
                is slow even without broadcast.
 
+  arm64-halt, arm64-irqoff
+               the same on arm64 (-M virt -cpu cortex-a57, a device tree
+               whose arch timer is not "always-on": the broadcast runs on
+               the hrtimer pseudo device and wakes CPUs by IPI).
+
 Each has two controls without broadcast: the same boot with the deep
 state disabled (local timers, shallow halt), and a boot with
--cpu qemu64,+arat (the LAPIC timer keeps running, no broadcast) and the
-very same deep state ("ARAT").
+-cpu qemu64,+arat (the LAPIC timer keeps running, no broadcast; on arm64
+QEMU's own device tree, arch timer "always-on") and the very same deep
+state ("ARAT").
 
 Lateness: guest/tbprobe.c, SAMPLES random 1-20 ms absolute sleeps per
 vCPU on every vCPU at once. Costs: the kernel's function profiler (same
@@ -74,17 +80,24 @@ KBENCH_CMDLINE = ['kunit.enable=1', 'kunit.filter_glob=tick_broadcast*bench',
 		  'tick_broadcast_kunit.bench=1']
 
 WORKLOADS = {
-	'hpet-halt': dict(flavour='halt', arat=True,
+	'hpet-halt': dict(flavour='halt', arat=True, arch='x86_64',
 			  doc='HPET broadcast, sti;hlt deep state, 4 vCPUs'),
-	'hpet-irqoff': dict(flavour='irqoff', arat=True,
+	'hpet-irqoff': dict(flavour='irqoff', arat=True, arch='x86_64',
 			    doc='HPET broadcast, irq-off polled deep state, 4 vCPUs'),
+	'arm64-halt': dict(flavour='halt', arat=True, arch='arm64',
+			   doc='arm64 hrtimer broadcast, wfi + irq deep state, 4 vCPUs'),
+	'arm64-irqoff': dict(flavour='irqoff', arat=True, arch='arm64',
+			     doc='arm64 hrtimer broadcast, irq-off wfi deep state, 4 vCPUs'),
 }
 
 PROF_FUNCS = {
 	'__tick_broadcast_oneshot_control': 'enter/exit call (profiler)',
 	'tick_handle_oneshot_broadcast': 'expiry handler (profiler)',
 	'lapic_timer_broadcast': 'wake IPI send (profiler)',
+	'tick_broadcast': 'wake IPI send, arm64 (profiler)',
 }
+# The function that sends the wake IPIs, per architecture
+IPI_FUNC = {'x86_64': 'lapic_timer_broadcast', 'arm64': 'tick_broadcast'}
 
 TREES = ('base', 'ours')
 
@@ -108,6 +121,8 @@ def boot_metrics(status, console, data):
 			ia, ib = guestdata.interrupts(a), guestdata.interrupts(b)
 			m['irq0_per_s'] = (ib.get('0', 0) - ia.get('0', 0)) / secs
 			m['loc_per_s'] = (ib.get('LOC', 0) - ia.get('LOC', 0)) / secs
+			bc = guestdata.BC_IPI
+			m['bcipi_per_s'] = (ib.get(bc, 0) - ia.get(bc, 0)) / secs
 			m['residency_pct'] = guestdata.deep_residency_pct(a, b)
 		st = guestdata.stats_delta(a, b)
 		if st:
@@ -127,11 +142,13 @@ def boot_metrics(status, console, data):
 
 # ---------------------------------------------------------------- running
 
-def boot(tree, label, plan, outroot, cmdline=(), cpu='qemu64', smp=4, seed=1):
+def boot(tree, label, plan, outroot, cmdline=(), cpu=None, smp=4, seed=1,
+	 arch=workspace.ARCH, timer_stops=True):
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
-	status, con, data, secs = qemu.boot(workspace.kernel_image(tree), plan, out, cmdline,
-					    cpu, smp, (), 300, seed, what=f'bench {label}')
+	status, con, data, secs = qemu.boot(workspace.kernel_image(tree, arch=arch), plan, out,
+					    cmdline, cpu, smp, (), 300, seed, what=f'bench {label}',
+					    arch=arch, timer_stops=timer_stops)
 	m = boot_metrics(status, con, data)
 	m['raw'] = {n: guestdata.raw(data, n) for n in ('control', 'bc')}
 	m['secs'] = secs
@@ -152,6 +169,25 @@ def trace_boot(tree, label, outroot, seed):
 	return m
 
 
+def workload_boots(raw, w, tree, r, outroot):
+	"""One run of workload w on tree: the broadcast boot and its ARAT control."""
+	wl = WORKLOADS[w]
+	arch = wl['arch']
+	timerstop = ['cpuidle_timerstop.enable=1', f'cpuidle_timerstop.flavour={wl["flavour"]}']
+	extra = KBENCH_CMDLINE if wl['flavour'] == 'halt' else []
+	plan = BASE_PLAN + (PROF_PLAN if wl['flavour'] == 'halt' else [])
+	raw['workloads'][w][tree].append(
+		boot(tree, f'{w}-{tree}-{r}', plan, outroot, timerstop + extra, seed=r + 1,
+		     arch=arch))
+	if wl['arat']:
+		# x86: an always-running LAPIC timer; arm64: QEMU's own device
+		# tree, whose arch timer is "always-on"
+		arat = dict(cpu='qemu64,+arat') if arch == 'x86_64' else dict(timer_stops=False)
+		raw['arat'][w][tree].append(
+			boot(tree, f'{w}-arat-{tree}-{r}', ARAT_PLAN, outroot, timerstop,
+			     seed=r + 1, arch=arch, **arat))
+
+
 def run_all(outroot, runs=RUNS, scaling_runs=SCALING_RUNS):
 	raw = {'workloads': {w: {t: [] for t in TREES} for w in WORKLOADS},
 	       'trace': {t: [] for t in TREES},
@@ -159,20 +195,9 @@ def run_all(outroot, runs=RUNS, scaling_runs=SCALING_RUNS):
 	       'scaling': {n: {t: [] for t in TREES} for n in SCALING_SMP}}
 	for r in range(runs):
 		order = TREES if r % 2 == 0 else TREES[::-1]
-		for w, wl in WORKLOADS.items():
-			timerstop = ['cpuidle_timerstop.enable=1',
-				     f'cpuidle_timerstop.flavour={wl["flavour"]}']
+		for w in WORKLOADS:
 			for tree in order:
-				extra = KBENCH_CMDLINE if wl['flavour'] == 'halt' else []
-				plan = BASE_PLAN + (PROF_PLAN if wl['flavour'] == 'halt' else [])
-				raw['workloads'][w][tree].append(
-					boot(tree, f'{w}-{tree}-{r}', plan, outroot,
-					     timerstop + extra, seed=r + 1))
-				if wl['arat']:
-					raw['arat'][w][tree].append(
-						boot(tree, f'{w}-arat-{tree}-{r}', ARAT_PLAN,
-						     outroot, timerstop, cpu='qemu64,+arat',
-						     seed=r + 1))
+				workload_boots(raw, w, tree, r, outroot)
 		for tree in order:
 			raw['trace'][tree].append(trace_boot(tree, f'trace-{tree}-{r}', outroot, r + 1))
 	for r in range(scaling_runs):
@@ -239,9 +264,10 @@ def workload_table(name, raw):
 		ro = [x / y for x, y in zip(values(o, 'bc_p99'), values(ao, 'bc_p99'))]
 		rows.append(['p99 / ARAT p99, same run', cell(rb, '{:.2f}x'), cell(ro, '{:.2f}x'),
 			     ratio(ro, rb)])
-	for k, label in (('irq0_per_s', 'broadcast device irqs/s (IRQ0)'),
-			 ('loc_per_s', 'LOC irqs/s (local timer + wake IPIs)'),
-			 ('residency_pct', 'deep-idle residency (%)')):
+	irqs = ((('irq0_per_s', 'broadcast device irqs/s (IRQ0)'),
+		 ('loc_per_s', 'LOC irqs/s (local timer + wake IPIs)')) if wl['arch'] == 'x86_64'
+		else (('bcipi_per_s', 'wake IPIs/s (timer broadcast IPI)'),))
+	for k, label in irqs + (('residency_pct', 'deep-idle residency (%)'),):
 		fmt = '{:.1f}' if 'pct' in k else '{:.0f}'
 		rows.append([label, cell(values(b, k), fmt), cell(values(o, k), fmt),
 			     ratio(values(o, k), values(b, k))])
@@ -249,11 +275,14 @@ def workload_table(name, raw):
 		rows.append(['enter+exit pair, in-kernel loop (ns)', cell(values(b, 'kbench_pair_ns')),
 			     cell(values(o, 'kbench_pair_ns')),
 			     ratio(values(o, 'kbench_pair_ns'), values(b, 'kbench_pair_ns'))])
+		ipi = IPI_FUNC[wl['arch']]
 		for fn, label in PROF_FUNCS.items():
 			k = f'prof_{fn}_ns'
+			if fn in IPI_FUNC.values() and fn != ipi:
+				continue
 			rows.append([f'{label} (ns)', cell(values(b, k)), cell(values(o, k)),
 				     ratio(values(o, k), values(b, k))])
-		k = 'prof_lapic_timer_broadcast_per_s'
+		k = f'prof_{ipi}_per_s'
 		rows.append(['wake IPI sends/s (profiler run)', cell(values(b, k)), cell(values(o, k)),
 			     ratio(values(o, k), values(b, k))])
 	return table(f'== {name}: {wl["doc"]}, {len(b)}+{len(o)} runs: median [min-max] ==',
@@ -412,8 +441,9 @@ def cmd_bench(args):
 	t0 = time.time()
 	workspace.install_deps(depends={'/usr/lib/python3/dist-packages/matplotlib':
 					'python3-matplotlib'})
-	for tree in TREES:
-		workspace.build_or_die(tree)
+	for arch in sorted({wl['arch'] for wl in WORKLOADS.values()}):
+		for tree in TREES:
+			workspace.build_or_die(tree, arch=arch)
 	built = time.time() - t0
 	outroot = workspace.RUNS / 'bench'
 	shutil.rmtree(outroot, ignore_errors=True)

@@ -7,8 +7,9 @@ are built, their KUnit suites run under kunit.py, and every QEMU scenario
 boots on each. After our kernel's build come the checks of the series as
 patches (series.py: export, git am, byte-identical to the tested tree,
 checkpatch, get_maintainer, a build after every patch), the build bots'
-configurations (configbuilds.py) and htmldocs. One line per test, then
-"N passed, N failed".
+configurations (configbuilds.py) and htmldocs. Then the same on arm64
+(cross-built, KUnit and the arm64 scenarios under qemu-system-aarch64),
+and the debug kernels. One line per test, then "N passed, N failed".
 """
 
 import re
@@ -18,6 +19,7 @@ import unittest
 
 import configbuilds
 import patchset
+import qemu
 import runs
 import scenarios
 import series
@@ -141,20 +143,27 @@ def cmd_check(args):
 			      flush=True)
 		rows.extend(new)
 
-	def build(tree, variant=''):
+	def build(tree, variant='', arch=workspace.ARCH):
 		try:
-			workspace.build(tree, variant)
+			workspace.build(tree, variant, arch=arch)
 			return True
 		except Failed as e:
-			emit([(f'build/{workspace.label(tree, variant)}', 'fail', str(e))])
+			emit([(f'build/{workspace.label(tree, variant, arch)}', 'fail', str(e))])
 			return False
+
+	def scenario_rows(names, tree):
+		for n in names:
+			row = runs.run(n, tree, outroot)
+			metrics[(n, tree)] = row[4]
+			emit([row])
 
 	log('check: unit tests of the testbed (tests/)')
 	emit(unit_tests())
 	log('check: static checks (kernel-doc)')
 	emit(kerneldoc())
 	emit(kerneldoc_coverage())
-	names = ['hpet-irqoff'] if args.quick else list(scenarios.SCENARIOS)
+	names = ['hpet-irqoff'] if args.quick else scenarios.names('x86_64')
+	arm64 = [] if args.quick else scenarios.names('arm64')
 	outroot = workspace.RUNS / 'check'
 	metrics = {}
 	for tree in workspace.TREES:
@@ -165,12 +174,14 @@ def cmd_check(args):
 			emit(sparse_w1(tree))
 			emit(series_checks(quick=args.quick))
 		emit(workspace.kunit(tree))
-		for n in names:
-			row = runs.run(n, tree, outroot)
-			metrics[(n, tree)] = row[4]
-			emit([row])
+		scenario_rows(names, tree)
+	for tree in workspace.TREES if arm64 else ():
+		if not build(tree, arch='arm64'):
+			continue
+		emit(workspace.kunit(tree, arch='arm64', qemu_args=qemu.kunit_arm64_args()))
+		scenario_rows(arm64, tree)
 	emit([scenarios.compare(n, metrics.get((n, 'ours'), {}), metrics.get((n, 'base'), {}))
-	      for n in names])
+	      for n in names + arm64])
 	debug = [] if args.quick else scenarios.DEBUG_SCENARIOS
 	for tree in workspace.TREES if debug else ():
 		if not build(tree, 'debug'):

@@ -27,7 +27,8 @@ def cmd_prepare(_args):
 
 def cmd_build(args):
 	for tree in args.trees:
-		workspace.build_or_die(tree, args.variant, prepare=not args.no_prepare)
+		workspace.build_or_die(tree, args.variant, prepare=not args.no_prepare,
+				       arch=args.arch)
 	log(f'build: logs in {workspace.RUNS}/build-<tree>.log')
 
 
@@ -52,8 +53,9 @@ def cmd_report(args):
 
 
 def cmd_kunit(args):
-	workspace.build_or_die(args.tree, args.variant)
-	rows = workspace.kunit(args.tree, args.variant)
+	workspace.build_or_die(args.tree, args.variant, arch=args.arch)
+	qemu_args = qemu.kunit_arm64_args() if args.arch == 'arm64' else ()
+	rows = workspace.kunit(args.tree, args.variant, arch=args.arch, qemu_args=qemu_args)
 	bad = 0
 	for name, st, detail in rows:
 		print(f'{st.upper():4} {name}')
@@ -62,14 +64,16 @@ def cmd_kunit(args):
 			print(detail)
 	n = {s: sum(1 for r in rows if r[1] == s) for s in ('pass', 'fail', 'skip')}
 	print(f'{n["pass"]} passed, {n["fail"]} failed, {n["skip"]} skipped; '
-	      f'log and results.json in {workspace.kunit_dir(args.tree, args.variant)}')
+	      f'log and results.json in {workspace.kunit_dir(args.tree, args.variant, args.arch)}')
 	sys.exit(1 if bad else 0)
 
 
 def cmd_scenario(args):
-	if not args.no_build:
-		workspace.build_or_die(args.tree, args.variant, prepare=not args.no_prepare)
 	names = [args.name] if args.name != 'all' else list(scenarios.SCENARIOS)
+	if not args.no_build:
+		for arch in sorted({scenarios.SCENARIOS[n]['arch'] for n in names}):
+			workspace.build_or_die(args.tree, args.variant, prepare=not args.no_prepare,
+					       arch=arch)
 	outroot = workspace.RUNS / 'scenarios'
 	failed = 0
 	for n in names:

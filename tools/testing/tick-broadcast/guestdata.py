@@ -14,6 +14,8 @@ port); guest/tbprobe.c writes the lateness lines. Formats:
   @@raw NAME cpu=C V,V,...       every sample of a lateness run (ns)
   @@hotplug rounds= offlined= online=
   @@s2idle tries= ok=
+  @@busy lost=N                  refusals of the broadcast entry point, then
+  @@busy cpu=C ret=R n=N         per CPU and return value (guest/init busy)
   @@prof CPU begin ... @@prof end   function profiler table (trace_stat)
   @@trace NAME begin ... @@trace NAME end   ftrace text
   @@error TEXT
@@ -30,6 +32,8 @@ This module imports nothing of the testbed; it turns text into data.
 import re
 
 HB_PERIOD = 2		# seconds between two heartbeats of guest/init
+# arm64's wake IPI row in /proc/interrupts (x86 counts them in LOC)
+BC_IPI = 'Timer broadcast interrupts'
 HB_LINE = re.compile(r'^@@hb (\d+(?:\.\d+)?)[ \t\r]*(?:\n|$)', re.M)
 
 
@@ -72,6 +76,12 @@ def parse(data):
 			f = line.split()
 			res[f[0][2:]] = _kv(f[1:])
 			continue
+		if line.startswith('@@busy '):
+			kv = _kv(line.split()[1:])
+			busy = res.setdefault('busy', {})
+			if 'cpu' in kv:
+				busy[(int(kv['cpu']), int(kv['ret']))] = int(kv['n'])
+			continue
 		if line.startswith('@@error'):
 			res['errors'].append(line)
 			continue
@@ -109,7 +119,9 @@ def parse(data):
 
 
 def interrupts(snap):
-	"""/proc/interrupts of a snapshot -> {row: total over CPUs}."""
+	"""/proc/interrupts of a snapshot -> {row: total over CPUs}; a row is
+	named by its number ("0", "LOC", "IPI4") and, where it has one, by its
+	description too ("Timer broadcast interrupts")."""
 	lines = snap['files'].get('/proc/interrupts', [])
 	if not lines:
 		return {}
@@ -120,11 +132,14 @@ def interrupts(snap):
 			continue
 		key, rest = line.split(':', 1)
 		total = 0
-		for v in rest.split()[:ncpu]:
+		fields = rest.split()
+		for v in fields[:ncpu]:
 			if not v.isdigit():
 				break
 			total += int(v)
 		out[key.strip()] = total
+		if key.strip().startswith('IPI') and len(fields) > ncpu:
+			out[' '.join(fields[ncpu:])] = total
 	return out
 
 
@@ -173,6 +188,7 @@ def metrics(res):
 		ia, ib = interrupts(s['mid']), interrupts(s['end'])
 		m['irq0'] = ib.get('0', 0) - ia.get('0', 0)
 		m['loc'] = ib.get('LOC', 0) - ia.get('LOC', 0)
+		m['bcipi'] = ib.get(BC_IPI, 0) - ia.get(BC_IPI, 0)
 		m['bcdev'] = s['end']['bcdev']
 		m['driver'] = s['end']['driver']
 	for run in res['lat']:

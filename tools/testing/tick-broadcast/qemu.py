@@ -1,11 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
 """The QEMU side of the testbed: initramfs, boot, watchdog, monitor.
 
-boot() runs one x86_64 guest (-M q35, 4 vCPUs by default) with the
-initramfs of guest/ and a plan on the command line (tb.plan=...), and
-writes into its output directory: console.log (first serial port: the
-kernel's console and the guest's heartbeat), data.log (second serial
-port: the "@@" lines, see guestdata.py), qemu.cmd and monitor.sock.
+boot() runs one guest with the initramfs of guest/ and a plan on the
+command line (tb.plan=...), and writes into its output directory:
+console.log (the kernel's console and the guest's heartbeat), data.log
+(the "@@" lines, see guestdata.py), qemu.cmd and monitor.sock.
+
+  x86_64  -M q35 -cpu qemu64 (no ARAT: the HPET or PIT broadcasts); the
+          console on the first serial port, the data on the second; the
+          guest ends by writing to isa-debug-exit (QEMU exits with 99)
+  arm64   -M virt -cpu cortex-a57 with a device tree whose arch timer
+          is not "always-on" (arm64_dtb(): the timer gets C3STOP and the
+          broadcast runs on the hrtimer pseudo device); the console on
+          the PL011, the data on a virtio console (hvc0); the guest ends
+          by powering off through PSCI (QEMU exits with 0)
 
 The watchdog (Watchdog) ends a boot that stops making progress instead
 of waiting out the timeout, because a lost wakeup looks like that. It
@@ -36,7 +44,14 @@ from progress import HEARTBEAT, elapsed, log, run
 TOOLS = Path(__file__).resolve().parent
 GUEST = TOOLS / 'guest'
 
-GUEST_DONE = 99		# init writes 0x31 to isa-debug-exit: 0x31 * 2 + 1
+# QEMU's exit status once the guest's init finished: x86_64 writes 0x31
+# to isa-debug-exit (0x31 * 2 + 1); arm64 powers off (and so would a
+# panic with panic=-1 and -no-reboot: "finished" also wants "@@end").
+GUEST_DONE = {'x86_64': 99, 'arm64': 0}
+CPU = {'x86_64': 'qemu64', 'arm64': 'cortex-a57'}
+CONSOLE = {'x86_64': 'ttyS0', 'arm64': 'ttyAMA0'}
+MEMORY = '512'
+BUSYBOX = {'x86_64': Path('/bin/busybox')}
 STALLED = re.compile(r'detected stalls? on CPU|soft lockup|hard LOCKUP|Kernel panic')
 QUIET_LIMIT = 30	# seconds without plan progress while the heartbeat goes on
 QUIET_BEATS = 10	# ... and at least this many heartbeats meanwhile
@@ -47,18 +62,24 @@ KEY_DELAY = 2		# s2idle: seconds of silence after the entry before the key
 KEY_REPEAT = 8		# ... and between two keys while the guest stays suspended
 
 
-def initramfs():
+def busybox(arch):
+	"""The static busybox for arch: the host's, or Debian's package for arch."""
+	return BUSYBOX.get(arch) or workspace.foreign_busybox(arch)
+
+
+def initramfs(arch=workspace.ARCH):
 	"""busybox + tbprobe + guest/init as a cpio; rebuilt when an input changes."""
-	out = workspace.CACHE / f'initramfs-{workspace.ARCH}.cpio'
-	inputs = [GUEST / 'init', GUEST / 'tbprobe.c', Path('/bin/busybox'), Path(__file__)]
+	out = workspace.CACHE / f'initramfs-{arch}.cpio'
+	bb = busybox(arch)
+	inputs = [GUEST / 'init', GUEST / 'tbprobe.c', bb, Path(__file__)]
 	if out.exists() and all(out.stat().st_mtime >= p.stat().st_mtime for p in inputs):
 		return out
 	log(f'building the initramfs {out}')
-	stage = workspace.CACHE / 'initramfs-stage'
+	stage = workspace.CACHE / f'initramfs-stage-{arch}'
 	shutil.rmtree(stage, ignore_errors=True)
 	stage.mkdir(parents=True)
-	run(['gcc', '-static', '-O2', '-Wall', '-o', str(stage / 'tbprobe'),
-	     str(GUEST / 'tbprobe.c')])
+	run([f'{workspace.CROSS.get(arch, "")}gcc', '-static', '-O2', '-Wall', '-o',
+	     str(stage / 'tbprobe'), str(GUEST / 'tbprobe.c')])
 	gen = stage / 'gen_init_cpio'
 	run(['gcc', '-O2', '-o', str(gen),
 	     str(workspace.unpack_pristine() / 'usr/gen_init_cpio.c')])
@@ -68,7 +89,7 @@ def initramfs():
 		'nod /dev/console 600 0 0 c 5 1',
 		'dir /proc 755 0 0', 'dir /sys 755 0 0', 'dir /tmp 1777 0 0',
 		'dir /bin 755 0 0', 'dir /sbin 755 0 0', 'dir /root 700 0 0',
-		'file /bin/busybox /bin/busybox 755 0 0',
+		f'file /bin/busybox {bb} 755 0 0',
 		f'file /bin/tbprobe {stage / "tbprobe"} 755 0 0',
 		f'file /init {GUEST / "init"} 755 0 0', '']))
 	tmp = out.with_suffix('.tmp')
@@ -78,14 +99,66 @@ def initramfs():
 	return out
 
 
-def qemu_cmd(kernel, initrd, append, console, data, smp=4, cpu='qemu64', extra=()):
-	return ['qemu-system-x86_64', '-M', 'q35', '-cpu', cpu, '-smp', str(smp),
-		'-m', '512', '-nodefaults', '-no-reboot', '-display', 'none',
-		'-kernel', str(kernel), '-initrd', str(initrd), '-append', append,
-		'-chardev', f'file,id=con,path={console}', '-serial', 'chardev:con',
-		'-chardev', f'file,id=data,path={data}', '-serial', 'chardev:data',
-		'-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04',
-		'-monitor', f'unix:{Path(console).parent / "monitor.sock"},server,nowait'] + list(extra)
+def arm64_dtb(smp, cpu=CPU['arm64'], memory=MEMORY):
+	"""QEMU virt's device tree for this machine, without the arch timer's
+	"always-on": Linux then flags the timer C3STOP and needs broadcast.
+
+	Dumped by QEMU (-M virt,dumpdtb=) with the machine's -smp and -m, and
+	recompiled by dtc (the raw dump passed to -dtb boots to a silent
+	console).
+	"""
+	name = re.sub(r'[^\w.-]', '_', f'virt-{cpu}-smp{smp}-m{memory}')
+	out = workspace.CACHE / 'dtb' / f'{name}.dtb'
+	if out.exists() and out.stat().st_mtime >= Path(__file__).stat().st_mtime:
+		return out
+	out.parent.mkdir(parents=True, exist_ok=True)
+	raw = out.with_suffix('.raw')
+	run(['qemu-system-aarch64', '-M', f'virt,dumpdtb={raw}', '-cpu', cpu, '-smp', str(smp),
+	     '-m', memory, '-nodefaults', '-display', 'none'], stderr=subprocess.DEVNULL)
+	dts = subprocess.run(['dtc', '-q', '-I', 'dtb', '-O', 'dts', str(raw)],
+			     capture_output=True, text=True, check=True).stdout
+	dts, n = re.subn(r'(\n\s*timer \{[^}]*?)\n\s*always-on;', r'\1', dts)
+	if n != 1:
+		raise RuntimeError(f'{raw}: no "always-on" in the timer node to remove')
+	with open(out.with_suffix('.tmp'), 'wb') as f:
+		subprocess.run(['dtc', '-q', '-I', 'dts', '-O', 'dtb'], input=dts.encode(),
+			       stdout=f, check=True)
+	out.with_suffix('.tmp').rename(out)
+	raw.unlink()
+	return out
+
+
+# kunit.py's arm64 machine (tools/testing/kunit/qemu_configs/arm64.py)
+KUNIT_ARM64_CPU, KUNIT_MEMORY = 'max,pauth-impdef=on', '1024'
+
+
+def kunit_arm64_args(smp=4):
+	"""kunit.py --qemu_args for arm64: its machine's device tree without the
+	arch timer's "always-on", so that the suites run with the hrtimer
+	broadcast as the scenarios do."""
+	return ['-dtb', str(arm64_dtb(smp, KUNIT_ARM64_CPU, KUNIT_MEMORY))]
+
+
+def qemu_cmd(kernel, initrd, append, console, data, smp=4, cpu=None, extra=(),
+	     arch=workspace.ARCH, timer_stops=True):
+	"""The QEMU command line; on arm64 timer_stops=False keeps QEMU's own
+	device tree (arch timer "always-on": no broadcast, the control)."""
+	cpu = cpu or CPU[arch]
+	common = ['-smp', str(smp), '-m', MEMORY, '-nodefaults', '-no-reboot',
+		  '-display', 'none', '-kernel', str(kernel), '-initrd', str(initrd),
+		  '-append', append,
+		  '-chardev', f'file,id=con,path={console}',
+		  '-chardev', f'file,id=data,path={data}',
+		  '-monitor', f'unix:{Path(console).parent / "monitor.sock"},server,nowait']
+	if arch == 'arm64':
+		dtb = ['-dtb', str(arm64_dtb(smp, cpu))] if timer_stops else []
+		return (['qemu-system-aarch64', '-M', 'virt', '-cpu', cpu] + common + dtb +
+			['-serial', 'chardev:con',
+			 '-device', 'virtio-serial-device', '-device', 'virtconsole,chardev=data']
+			+ list(extra))
+	return (['qemu-system-x86_64', '-M', 'q35', '-cpu', cpu] + common +
+		['-serial', 'chardev:con', '-serial', 'chardev:data',
+		 '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04'] + list(extra))
 
 
 def monitor(sock, command):
@@ -158,7 +231,7 @@ def _where(data):
 	return lines[-1][:60] if lines else 'booting'
 
 
-def watch(cmd, console, data, timeout, what='boot'):
+def watch(cmd, console, data, timeout, what='boot', done=GUEST_DONE[workspace.ARCH]):
 	"""Run QEMU until it exits, stalls or stops making progress; return a status."""
 	proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
 				stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -171,7 +244,7 @@ def watch(cmd, console, data, timeout, what='boot'):
 		while status is None:
 			try:
 				rc = proc.wait(timeout=0.5)
-				return 'done' if rc == GUEST_DONE else f'exit {rc}'
+				return 'done' if rc == done else f'exit {rc}'
 			except subprocess.TimeoutExpired:
 				pass
 			now = time.time()
@@ -200,22 +273,23 @@ def watch(cmd, console, data, timeout, what='boot'):
 	return status
 
 
-def boot(kernel, plan, outdir, cmdline=(), cpu='qemu64', smp=4, qemu=(),
-	 timeout=180, seed=1, what=None):
+def boot(kernel, plan, outdir, cmdline=(), cpu=None, smp=4, qemu=(),
+	 timeout=180, seed=1, what=None, arch=workspace.ARCH, timer_stops=True):
 	"""Boot once; return (status, console text, data text, seconds)."""
 	outdir.mkdir(parents=True, exist_ok=True)
 	console, data = outdir / 'console.log', outdir / 'data.log'
 	for p in (console, data):
 		if p.exists():
 			p.unlink()
-	append = ' '.join(['console=ttyS0', 'panic=-1', 'kunit.enable=0',
+	append = ' '.join([f'console={CONSOLE[arch]}', 'panic=-1', 'kunit.enable=0',
 			   f'tb.plan={",".join(plan)}', f'tb.seed={seed}'] + list(cmdline))
-	cmd = qemu_cmd(kernel, initramfs(), append, console, data, smp, cpu, qemu)
+	cmd = qemu_cmd(kernel, initramfs(arch), append, console, data, smp, cpu, qemu, arch,
+		       timer_stops)
 	(outdir / 'qemu.cmd').write_text(' '.join(cmd) + '\n')
 	what = what or f'boot {outdir.name}'
 	log(f'{what}: started (timeout {timeout} s), logs in {outdir}')
 	t0 = time.time()
-	status = watch(cmd, console, data, timeout, what)
+	status = watch(cmd, console, data, timeout, what, GUEST_DONE[arch])
 	secs = time.time() - t0
 	log(f'{what}: {status} in {elapsed(secs)}')
 	return status, _read(console), _read(data), secs

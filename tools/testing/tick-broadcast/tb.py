@@ -4,7 +4,7 @@
 
   tb.py deps                    install missing Debian packages
   tb.py prepare                 unpack the base, make the trees ours/ and base/
-  tb.py build [TREE...]         build TREEs (ours, base) for QEMU x86_64
+  tb.py build [TREE...]         build TREEs (ours, base) for QEMU (--arch arm64)
   tb.py initramfs               busybox + tbprobe initramfs
   tb.py report [TREE]           boot once with the deep state, print a report
   tb.py kunit TREE              KUnit suites of TREE under QEMU (kunit.py)
@@ -52,6 +52,7 @@ def parser():
 	b = sub.add_parser('build', help='build kernels')
 	b.add_argument('trees', nargs='*', choices=workspace.TREES, default=['ours'])
 	b.add_argument('--variant', default='', help='e.g. debug (configs/debug.config)')
+	b.add_argument('--arch', default=workspace.ARCH, choices=workspace.ARCHES)
 	b.add_argument('--no-prepare', action='store_true',
 		       help='build the workspace tree as it is (keep hand edits)')
 	b.set_defaults(fn=commands.cmd_build)
@@ -63,6 +64,7 @@ def parser():
 	k = sub.add_parser('kunit', help='the KUnit suites of a tree')
 	k.add_argument('tree', choices=workspace.TREES)
 	k.add_argument('--variant', default='')
+	k.add_argument('--arch', default=workspace.ARCH, choices=workspace.ARCHES)
 	k.set_defaults(fn=commands.cmd_kunit)
 	s = sub.add_parser('scenario', help='run a QEMU scenario')
 	s.add_argument('name', choices=list(scenarios.SCENARIOS) + ['all'])

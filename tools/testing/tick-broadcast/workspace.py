@@ -47,7 +47,10 @@ TARBALL = Path('/usr/src/linux-source-6.12.tar.xz')
 BASE_PACKAGE = 'linux-source-6.12'
 TREES = ('ours', 'base')
 JOBS = os.cpu_count() or 2
-ARCH = 'x86_64'
+ARCH = 'x86_64'		# the default architecture of builds and boots
+ARCHES = ('x86_64', 'arm64')
+IMAGES = {'x86_64': 'arch/x86/boot/bzImage', 'arm64': 'arch/arm64/boot/Image'}
+CROSS = {'arm64': 'aarch64-linux-gnu-'}
 KUNIT_TIMEOUT = 900
 
 # command or file -> Debian package providing it
@@ -76,6 +79,10 @@ DEPENDS = {
 	'/usr/bin/sphinx-build': 'python3-sphinx',
 	'dot': 'graphviz',
 	'aarch64-linux-gnu-gcc': 'gcc-aarch64-linux-gnu',
+	'/usr/aarch64-linux-gnu/lib/libc.a': 'libc6-dev-arm64-cross',
+	# the arm64 guest (its busybox: foreign_busybox())
+	'qemu-system-aarch64': 'qemu-system-arm',
+	'dtc': 'device-tree-compiler',
 }
 
 
@@ -108,6 +115,38 @@ def install_deps(depends=None):
 	still = missing_packages(depends)
 	if still:
 		die(f'still missing after apt-get: {" ".join(still)}')
+
+
+def foreign_busybox(arch):
+	"""Debian's static busybox for arch (arm64), unpacked into $TB_CACHE.
+
+	busybox-static of another architecture cannot be installed next to
+	the host's (same path), so its package is downloaded (dpkg learns the
+	architecture once: dpkg --add-architecture) and unpacked, not installed.
+	"""
+	out = CACHE / f'busybox-{arch}' / 'bin' / 'busybox'
+	if out.exists():
+		return out
+	log(f'fetching Debian\'s busybox-static:{arch} for the {arch} guest')
+	foreign = subprocess.run(['dpkg', '--print-foreign-architectures'],
+				 capture_output=True, text=True).stdout.split()
+	if arch not in foreign:
+		if os.geteuid() != 0:
+			die(f'not root: run "sudo dpkg --add-architecture {arch} && sudo apt-get update"')
+		run(['dpkg', '--add-architecture', arch])
+		run(['apt-get', 'update', '-q'], stdout=subprocess.DEVNULL)
+	stage = out.parents[1]
+	shutil.rmtree(stage, ignore_errors=True)
+	stage.mkdir(parents=True)
+	run(['apt-get', 'download', '-q', f'busybox-static:{arch}'], cwd=stage,
+	    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+	debs = list(stage.glob('busybox-static_*.deb'))
+	if len(debs) != 1:
+		die(f'apt-get download busybox-static:{arch} gave {debs}')
+	run(['dpkg-deb', '-x', str(debs[0]), str(stage)])
+	if not out.exists():
+		die(f'{debs[0]} has no bin/busybox')
+	return out
 
 
 # ---------------------------------------------------------------- trees
@@ -222,26 +261,31 @@ def build_env():
 	return env
 
 
-def build_dir_name(variant=''):
-	return f'.build-{ARCH}' + (f'-{variant}' if variant else '')
+def build_dir_name(variant='', arch=ARCH):
+	return f'.build-{arch}' + (f'-{variant}' if variant else '')
 
 
-def kernel_image(tree, variant=''):
-	return tree_dir(tree) / build_dir_name(variant) / 'arch/x86/boot/bzImage'
+def kernel_image(tree, variant='', arch=ARCH):
+	return tree_dir(tree) / build_dir_name(variant, arch) / IMAGES[arch]
 
 
-def label(tree, variant=''):
-	return f'{tree}-{variant}' if variant else tree
+def label(tree, variant='', arch=ARCH):
+	"""tree[-arch][-variant]: names the build's log and KUnit directory."""
+	return '-'.join([tree] + ([arch] if arch != ARCH else []) + ([variant] if variant else []))
 
 
-def kunitconfigs(tree, variant=''):
+def cc(arch=ARCH):
+	return f'ccache {CROSS.get(arch, "")}gcc'
+
+
+def kunitconfigs(tree, variant='', arch=ARCH):
 	"""The kunit.py --kunitconfig fragments of tree, in merge order."""
 	if tree == 'base':
 		frags = [str(CONFIGS / 'base.kunitconfig')]
 	else:
 		frags = ['kernel/time/tests/.kunitconfig']
-	frags.append(str(CONFIGS / f'{ARCH}.config'))
-	extra = CONFIGS / f'{ARCH}-{tree}.config'
+	frags.append(str(CONFIGS / f'{arch}.config'))
+	extra = CONFIGS / f'{arch}-{tree}.config'
 	if extra.exists():
 		frags.append(str(extra))
 	if variant:
@@ -249,12 +293,14 @@ def kunitconfigs(tree, variant=''):
 	return frags
 
 
-def kunit_args(tree, variant=''):
+def kunit_args(tree, variant='', arch=ARCH):
 	"""(source dir, kunit.py arguments common to config, build and run)."""
-	args = ['--arch', ARCH, '--build_dir', build_dir_name(variant)]
-	for f in kunitconfigs(tree, variant):
+	args = ['--arch', arch, '--build_dir', build_dir_name(variant, arch)]
+	if arch in CROSS:
+		args += ['--cross_compile', CROSS[arch]]
+	for f in kunitconfigs(tree, variant, arch):
 		args += ['--kunitconfig', f]
-	args += ['--make_options', 'CC=ccache gcc']
+	args += ['--make_options', f'CC={cc(arch)}']
 	return tree_dir(tree), args
 
 
@@ -263,15 +309,15 @@ def _objects(logfile):
 	return f'{n} objects compiled' if n else 'configuring'
 
 
-def build(tree, variant='', prepare=True):
+def build(tree, variant='', prepare=True, arch=ARCH):
 	"""Build tree's QEMU kernel; return the bzImage. Raises Failed.
 
 	prepare=False builds the tree as it is on disk (e.g. after editing a
 	file of the workspace tree by hand), without restoring the series.
 	"""
 	src = prepare_tree(tree) if prepare else tree_dir(tree)
-	_, args = kunit_args(tree, variant)
-	name = label(tree, variant)
+	_, args = kunit_args(tree, variant, arch)
+	name = label(tree, variant, arch)
 	logfile = RUNS / f'build-{name}.log'
 	what = f'build {name}'
 	rc, _ = run_logged([sys.executable, 'tools/testing/kunit/kunit.py', 'config'] + args,
@@ -280,11 +326,13 @@ def build(tree, variant='', prepare=True):
 	if rc:
 		raise Failed(f'{what}: kunit.py config failed:\n'
 			     f'{tail(logfile.with_suffix(".config.log"), 3000)}')
-	make = ['make', f'ARCH={ARCH}', f'O={build_dir_name(variant)}', f'--jobs={JOBS}',
-		'CC=ccache gcc', 'all', 'compile_commands.json']
+	make = ['make', f'ARCH={arch}', f'O={build_dir_name(variant, arch)}', f'--jobs={JOBS}',
+		f'CC={cc(arch)}', 'all', 'compile_commands.json']
+	if arch in CROSS:
+		make.insert(2, f'CROSS_COMPILE={CROSS[arch]}')
 	rc, _ = run_logged(make, logfile, f'{what}: make', cwd=src, env=build_env(),
 			   progress=_objects)
-	image = kernel_image(tree, variant)
+	image = kernel_image(tree, variant, arch)
 	if rc or not image.exists():
 		errors = [ln for ln in tail(logfile, 200000).splitlines()
 			  if re.search(r'error:|Error \d', ln)]
@@ -293,17 +341,17 @@ def build(tree, variant='', prepare=True):
 	return image
 
 
-def build_or_die(tree, variant='', prepare=True):
+def build_or_die(tree, variant='', prepare=True, arch=ARCH):
 	try:
-		return build(tree, variant, prepare)
+		return build(tree, variant, prepare, arch)
 	except Failed as e:
 		die(str(e))
 
 
 # ---------------------------------------------------------------- kunit
 
-def kunit_dir(tree, variant=''):
-	return RUNS / f'kunit-{label(tree, variant)}'
+def kunit_dir(tree, variant='', arch=ARCH):
+	return RUNS / f'kunit-{label(tree, variant, arch)}'
 
 
 def _kunit_progress(logfile):
@@ -312,25 +360,28 @@ def _kunit_progress(logfile):
 	return f'{done} results so far' if done else 'building or booting'
 
 
-def kunit(tree, variant='', filters=()):
+def kunit(tree, variant='', filters=(), arch=ARCH, qemu_args=()):
 	"""Run the KUnit suites of tree; return [(name, 'pass'|'fail'|'skip', detail)].
 
-	The kernel is built first (build()); kunit.py then only boots it.
+	The kernel is built first (build()); kunit.py then only boots it, with
+	4 CPUs and qemu_args.
 	"""
-	src, args = kunit_args(tree, variant)
-	res = kunit_dir(tree, variant)
+	src, args = kunit_args(tree, variant, arch)
+	name = label(tree, variant, arch)
+	res = kunit_dir(tree, variant, arch)
 	shutil.rmtree(res, ignore_errors=True)
 	res.mkdir(parents=True)
 	js = res / 'results.json'
 	cmd = [sys.executable, 'tools/testing/kunit/kunit.py', 'run'] + args + [
-		'--jobs', str(JOBS), '--qemu_args', '-smp 4', '--timeout', str(KUNIT_TIMEOUT), f'--json={js}']
+		'--jobs', str(JOBS), '--qemu_args', ' '.join(['-smp 4'] + list(qemu_args)),
+		'--timeout', str(KUNIT_TIMEOUT), f'--json={js}']
 	cmd += list(filters)
 	logfile = res / 'output.log'
-	run_logged(cmd, logfile, f'kunit {label(tree, variant)}', cwd=src, env=build_env(),
+	run_logged(cmd, logfile, f'kunit {name}', cwd=src, env=build_env(),
 		   progress=_kunit_progress)
 	rows = kunit_rows(js.read_text() if js.exists() else '', tail(logfile, 10**8),
-			  f'kunit/{label(tree, variant)}', res)
-	log(f'kunit {label(tree, variant)}: results in {res}')
+			  f'kunit/{name}', res)
+	log(f'kunit {name}: results in {res}')
 	return rows
 
 

@@ -26,7 +26,7 @@ KEEP = re.compile(r'Linux version|@@hb|WARNING:|BUG:|Oops|panic|Call Trace:|stal
 		  r'CPU\d+ is down|smpboot')
 
 
-IRQ_KEEP = {'0', 'LOC', 'RES', 'CAL', 'ERR'}
+IRQ_KEEP = {'0', 'LOC', 'RES', 'CAL', 'ERR', 'IPI4'}	# IPI4: arm64's timer broadcast
 TRACE_KEEP = 120
 # trace events hops.py does not read: idle transitions, other hrtimers
 TRACE_DROP = re.compile(r' cpu_idle: |: hrtimer_\w+: (?!.*function=hrtimer_wakeup)')

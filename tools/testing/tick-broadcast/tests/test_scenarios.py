@@ -21,6 +21,9 @@ GOOD = {
 	'base-hpet-halt': ('hpet-halt', 'base'),
 	# 505 ms max lateness: failed the former 500 ms ceiling on max
 	'base-periodic-halt': ('periodic-halt', 'base'),
+	'ours-arm64-halt': ('arm64-halt', 'ours'),
+	'base-arm64-halt': ('arm64-halt', 'base'),
+	'ours-arm64-periodic-halt': ('arm64-periodic-halt', 'ours'),
 }
 # Boots of our kernel broken on purpose -> (scenario, checks that must fail).
 # broken-ipi: bc_send_ipis() a no-op: the sleepers never wake, the guest
@@ -38,6 +41,10 @@ BROKEN = {
 	'late-ipi-hpet-halt': ('hpet-halt', {'finished', 'splats', 'snapshots'}),
 	'late-bc-hpet-irqoff': ('hpet-irqoff', {'lateness-median'}),
 	'late-bc-hpet-halt': ('hpet-halt', {'lateness-median'}),
+	# owner-broken: the glue reports no owner of the hrtimer broadcast, so
+	# the CPU holding it goes deep too and its timer stops with it: the
+	# guest hangs at boot, before any output of the plan.
+	'owner-broken-arm64-halt': ('arm64-halt', {'finished', 'snapshots'}),
 }
 
 
@@ -71,6 +78,28 @@ class Verdicts(unittest.TestCase):
 		checks, _ = judge('ours-hpet-irqoff', 'hpet-irqoff', 'ours',
 				  'hang (no progress for 31 s while the guest heartbeat went on: 15 beats)')
 		self.assertEqual(failed(checks), ['finished'])
+
+	def test_arm64_owner_must_be_refused(self):
+		console, data = fixtures.load('ours-arm64-halt')
+		sc = scenarios.SCENARIOS['arm64-halt']
+		no_busy = '\n'.join(ln for ln in data.splitlines() if not ln.startswith('@@busy'))
+		checks, _ = scenarios.verdict(sc, 'done', console, no_busy, True, 'ours')
+		self.assertEqual(failed(checks), ['owner-refused'])
+		never = re.sub(r'@@busy cpu=(\d+) ret=-16', r'@@busy cpu=\1 ret=-22', data)
+		checks, _ = scenarios.verdict(sc, 'done', console, never, True, 'ours')
+		self.assertEqual(failed(checks), ['owner-refused'])
+
+	def test_arm64_periodic_wants_every_entry_refused(self):
+		# the oneshot boot judged as the periodic scenario: CPUs went deep
+		checks, _ = judge('ours-arm64-halt', 'arm64-periodic-halt', 'ours')
+		self.assertIn('deep', failed(checks))
+		checks, _ = judge('ours-arm64-periodic-halt', 'arm64-halt', 'ours')
+		self.assertIn('deep', failed(checks))
+
+	def test_arm64_counts_broadcast_ipis(self):
+		_, m = judge('ours-arm64-halt', 'arm64-halt', 'ours')
+		self.assertGreaterEqual(m['bcipi'], scenarios.MIN_IRQ0)
+		self.assertEqual(m['irq0'], 0)
 
 	def test_arat_wants_no_broadcast(self):
 		# hpet-halt's boot judged as the ARAT scenario: it had broadcasts
