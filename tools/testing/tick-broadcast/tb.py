@@ -88,6 +88,8 @@ def parser():
 		       help=f'boots per kernel and workload (default {bench.RUNS})')
 	e.add_argument('--scaling-runs', type=int, default=bench.SCALING_RUNS,
 		       help=f'boots per kernel and -smp value (default {bench.SCALING_RUNS})')
+	e.add_argument('--workloads', default='',
+		       help=f'comma-separated subset of {",".join(bench.WORKLOADS)} (default: all)')
 	e.set_defaults(fn=bench.cmd_bench)
 	return p
 
