@@ -112,23 +112,29 @@ static void trace_detach(struct kunit *test)
 
 /*
  * Run with interrupts disabled. Return: this CPU's tick device if the
- * script can run on it (oneshot broadcast through a real device, local
- * timer stopping in deep idle), else NULL with *why set.
+ * script can run on it (oneshot broadcast through a real device, or
+ * through the hrtimer one if @hrtimer, local timer stopping in deep
+ * idle), else NULL with *why set.
  */
-static struct clock_event_device *script_cpu(const char **why)
+static struct clock_event_device *script_cpu_on(bool hrtimer, const char **why)
 {
 	struct clock_event_device *bc = tick_get_broadcast_device()->evtdev;
 	struct clock_event_device *local = __this_cpu_read(tick_cpu_device.evtdev);
 
 	*why = NULL;
-	if (!bc || (bc->features & CLOCK_EVT_FEAT_HRTIMER))
-		*why = "no real broadcast device";
+	if (!bc || !!(bc->features & CLOCK_EVT_FEAT_HRTIMER) != hrtimer)
+		*why = hrtimer ? "no hrtimer broadcast device" : "no real broadcast device";
 	else if (!local || !(local->features & CLOCK_EVT_FEAT_C3STOP))
 		*why = "local timer keeps running in deep idle";
 	else if (!tick_broadcast_oneshot_active() ||
 		 __this_cpu_read(tick_cpu_device.mode) != TICKDEV_MODE_ONESHOT)
 		*why = "tick is not in oneshot mode";
 	return *why ? NULL : local;
+}
+
+static struct clock_event_device *script_cpu(const char **why)
+{
+	return script_cpu_on(false, why);
 }
 
 /*
@@ -241,6 +247,60 @@ static void trace_enter_exit_early(struct kunit *test)
 			before.enter[TICK_BC_ENTER_QUEUED], 1);
 	KUNIT_EXPECT_EQ(test, after.exit[TICK_BC_EXIT_REPROGRAM] -
 			before.exit[TICK_BC_EXIT_REPROGRAM], 1);
+}
+
+/*
+ * With the hrtimer broadcast a CPU alone in deep idle arms the hrtimer
+ * on itself and so becomes its owner, whose local timer must keep
+ * running: the ENTER programs the device, is refused (busy_owner, no
+ * EXIT owed) and is counted as refused.
+ */
+static void trace_owner_enter_is_refused(struct kunit *test)
+{
+	struct clock_event_device *local;
+	struct tick_bc_stats before, after;
+	unsigned long flags;
+	const char *why;
+	unsigned int cpu;
+	struct rec *r;
+	ktime_t t;
+	int ret;
+
+	KUNIT_ASSERT_EQ(test, trace_attach(test), 0);
+	wait_bc_idle();
+
+	local_irq_save(flags);
+	local = script_cpu_on(true, &why);
+	if (!local) {
+		local_irq_restore(flags);
+		trace_detach(test);
+		kunit_skip(test, "%s", why);
+	}
+	cpu = smp_processor_id();
+	before = *this_cpu_ptr(&tick_bc_stats);
+	WRITE_ONCE(trace_log.cpu, cpu);
+	t = local->next_event;
+	ret = tick_broadcast_enter();
+	if (!ret)
+		tick_broadcast_exit();
+	WRITE_ONCE(trace_log.cpu, UINT_MAX);
+	after = *this_cpu_ptr(&tick_bc_stats);
+	local_irq_restore(flags);
+	trace_detach(test);
+
+	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
+	r = rec_at(0);
+	EXPECT_REC(test, r, "program");
+	KUNIT_EXPECT_EQ(test, r->type, REC_PROGRAM);
+	KUNIT_EXPECT_EQ(test, r->t, t);
+	r = rec_at(1);
+	EXPECT_REC(test, r, "enter");
+	KUNIT_EXPECT_EQ(test, r->type, REC_ENTER);
+	KUNIT_EXPECT_EQ(test, r->result, TICK_BC_ENTER_BUSY_OWNER);
+	KUNIT_EXPECT_EQ(test, after.enter[TICK_BC_ENTER_BUSY_OWNER] -
+			before.enter[TICK_BC_ENTER_BUSY_OWNER], 1);
+	KUNIT_EXPECT_EQ(test, after.enter[TICK_BC_ENTER_QUEUED] -
+			before.enter[TICK_BC_ENTER_QUEUED], 0);
 }
 
 /*
@@ -382,6 +442,7 @@ static void enter_with_irqs_enabled_is_refused(struct kunit *test)
 static struct kunit_case tick_broadcast_trace_cases[] = {
 	KUNIT_CASE(trace_enter_exit_early),
 	KUNIT_CASE(trace_enter_expire_exit),
+	KUNIT_CASE(trace_owner_enter_is_refused),
 	KUNIT_CASE(enter_with_irqs_enabled_is_refused),
 	{}
 };
