@@ -14,8 +14,10 @@
 PYTHON ?= python3
 TB := $(PYTHON) tools/testing/tick-broadcast/tb.py
 
-# make bench RUNS=2 SCALING_RUNS=1: fewer boots per kernel and workload
-BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $(SCALING_RUNS))
+# make bench RUNS=2 SCALING_RUNS=1: fewer boots per kernel and workload;
+# PART=coalesce: only the wakeup coalescing boots
+BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $(SCALING_RUNS)) \
+	      $(if $(PART),--part $(PART))
 
 .PHONY: all report check check-quick bench deps prepare build scenario kunit series unit
 
