@@ -56,6 +56,7 @@
  *   I3  some CPU sleeping  =>  armed <= earliest wakeup of the sleeping
  *   I4  force(cpu)   =>  !oneshot(cpu), and nr_force counts force
  *   I5  force not empty  =>  armed != KTIME_MAX
+ *   I6  early(cpu)   =>  early_ok(cpu) and !queued(cpu)
  *
  * I3 and I5 are what "no lost wakeup" means here: every sleeper and every
  * forced CPU has a device interrupt coming no later than it needs one.

@@ -997,7 +997,7 @@ static __printf(2, 3) void sim_fail(struct sim *s, const char *fmt, ...)
 			sim_fail(s, __VA_ARGS__);	\
 	} while (0)
 
-/* I1..I5 of the design comment in tick-broadcast-core.c, and the model. */
+/* I1..I6 of the design comment in tick-broadcast-core.c, and the model. */
 static void sim_check(struct sim *s)
 {
 	struct tick_bc *bc = &s->f->bc;
@@ -1014,6 +1014,11 @@ static void sim_check(struct sim *s)
 			  !test_bit(cpu, bc->pending), "I1 broken for CPU%u", cpu);
 		SIM_CHECK(s, !test_bit(cpu, bc->force) || !test_bit(cpu, bc->oneshot),
 			  "I4 broken for CPU%u", cpu);
+		SIM_CHECK(s, !test_bit(cpu, bc->early) ||
+			  (test_bit(cpu, bc->early_ok) && !timerqueue_node_queued(&bc->sleep[cpu])),
+			  "I6 broken for CPU%u", cpu);
+		SIM_CHECK(s, test_bit(cpu, bc->early) == (s->window && m->early),
+			  "CPU%u early bit disagrees with the model", cpu);
 		forced += test_bit(cpu, bc->force);
 		SIM_CHECK(s, q == (m->state == M_ASLEEP && m->wakeup != KTIME_MAX),
 			  "CPU%u queued %d, model state %d", cpu, q, m->state);
