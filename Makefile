@@ -15,9 +15,10 @@ PYTHON ?= python3
 TB := $(PYTHON) tools/testing/tick-broadcast/tb.py
 
 # make bench RUNS=2 SCALING_RUNS=1: fewer boots per kernel and workload;
-# WORKLOADS=arm64-halt,arm64-irqoff: only those
+# WORKLOADS=arm64-halt,arm64-irqoff: only those; PART=coalesce: only the
+# wakeup coalescing boots
 BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $(SCALING_RUNS)) \
-	$(if $(WORKLOADS),--workloads $(WORKLOADS))
+	      $(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(PART),--part $(PART))
 
 .PHONY: all report check check-quick bench deps prepare build scenario kunit series unit
 

@@ -42,6 +42,10 @@
  *   periodic   bitmap: CPUs whose periodic tick comes from the broadcast
  *              device (tick_get_broadcast_mask()).
  *   armed      what the device is armed for, KTIME_MAX when it is not.
+ *   early_ok   bitmap: CPUs whose own tick runs in oneshot mode (set when
+ *              they switch, cleared when they go offline).
+ *   early      bitmap: CPUs an expiry woke before their wakeup time, see
+ *              "Coalescing" below.
  *
  * Invariants, after every function returns, with
  * sleeping(cpu) = queued(cpu) && oneshot(cpu):
@@ -52,6 +56,7 @@
  *   I3  some CPU sleeping  =>  armed <= earliest wakeup of the sleeping
  *   I4  force(cpu)   =>  !oneshot(cpu), and nr_force counts force
  *   I5  force not empty  =>  armed != KTIME_MAX
+ *   I6  early(cpu)   =>  early_ok(cpu) and !queued(cpu)
  *
  * I3 and I5 are what "no lost wakeup" means here: every sleeper and every
  * forced CPU has a device interrupt coming no later than it needs one.
@@ -70,6 +75,52 @@
  * is armed for a sleeping CPU. A stale node costs one pop in a later
  * expiry, on the CPU handling the interrupt, instead of a removal on
  * the idle path. Going offline and resetting a CPU remove its node.
+ *
+ * Coalescing
+ * ----------
+ *
+ * With a window W > 0 (tick_bc_set_window(), 0 by default) one device
+ * interrupt also wakes the sleepers that are due shortly after it. The
+ * rule, and what it guarantees:
+ *
+ *   the device stays armed for the earliest sleeper, exactly as without
+ *   coalescing; an expiry at now wakes every sleeper due at now or
+ *   before, and also every sleeper of early_ok due in (now, now + W].
+ *
+ * No CPU is woken later because of it: arming is untouched (I3), so every
+ * sleeper still has an interrupt coming no later than its wakeup time,
+ * and coalescing only ever takes sleepers out of the queue earlier. No
+ * CPU is woken more than W early: the expiry wakes nobody due after
+ * now + W. Arming later than the earliest wakeup time would buy more
+ * company for one interrupt at the price of making the earliest sleeper
+ * late, so the gain can only come from waking the followers early.
+ *
+ * Each sleeper must be woken within [t - W, t], t its wakeup time. When
+ * all of them are known at once, the fewest interrupts that do it is the
+ * interval stabbing problem, and its greedy solution (take the earliest
+ * unserved t, serve every t' <= t + W with it, repeat) is what the rule
+ * does, expiry after expiry: only sleepers that enter after an expiry
+ * and would have fitted in its window are served by a later interrupt.
+ *
+ * A CPU woken early runs its tick handler before its event, which finds
+ * nothing due and reprograms the local device. Two rules keep that safe
+ * and useful:
+ *
+ *  - only CPUs whose tick runs in oneshot mode are woken early (early_ok).
+ *    Their handlers (hrtimer_interrupt(), the nohz handlers) run only
+ *    what is due. A periodic tick handler would advance jiffies: a CPU
+ *    that has not switched yet (handed over, or just brought online) is
+ *    woken at its time;
+ *
+ *  - a CPU woken early that enters again for the same wakeup time is
+ *    refused (BUSY_EARLY): it idles in a state that keeps its local
+ *    device running, which fires at its time. Queued again instead, it
+ *    would re-arm the device for the very time just served, and
+ *    coalescing would cost an interrupt instead of saving one. An enter
+ *    for another time clears the mark, so the refusals last at most W.
+ *
+ * With W = 0 nothing of this runs: the expiry and the enter test the
+ * window first, and the early bits are cleared when it is set to 0.
  *
  * Per-CPU state machine (oneshot mode)
  * ------------------------------------
@@ -282,6 +333,8 @@ bool tick_bc_wakeup_eligible(const struct clock_event_device *cur,
  * @sleep:	@nr_cpus queue nodes
  * @masks:	TICK_BC_NR_MASKS * @stride longs for the bitmaps
  * @online:	bitmap of the CPUs that may be woken, kept by the caller
+ *
+ * The coalescing window starts at 0.
  */
 void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 		  unsigned int nr_cpus, unsigned int stride,
@@ -300,6 +353,8 @@ void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 		.oneshot = masks + 2 * longs,
 		.pending = masks + 3 * longs,
 		.force = masks + 4 * longs,
+		.early_ok = masks + 5 * longs,
+		.early = masks + 6 * longs,
 		.armed = KTIME_MAX,
 		.mode = TICK_BC_PERIODIC,
 	};
@@ -447,6 +502,7 @@ void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu)
 {
 	__clear_bit(cpu, bc->oneshot);
 	__clear_bit(cpu, bc->pending);
+	__clear_bit(cpu, bc->early);
 	sleep_dequeue(bc, cpu);
 }
 
@@ -458,7 +514,8 @@ void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu)
  * @device_armed: the device already runs in oneshot state (emulated
  *		periodic mode) and is armed for @next_period
  *
- * The first switch turns the broadcast to oneshot mode for good. The CPUs
+ * From now on @this_cpu may be woken early (see "Coalescing"). The first
+ * switch turns the broadcast to oneshot mode for good. The CPUs
  * that waited for periodic broadcast ticks, but this one, are handed over
  * (if there is a device to hand them to):
  * they sleep on the oneshot broadcast until @next_period, which gives each
@@ -473,6 +530,7 @@ bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu,
 	unsigned int cpu;
 
 	tick_bc_cpu_reset(bc, this_cpu);
+	__set_bit(this_cpu, bc->early_ok);
 	if (bc->mode == TICK_BC_ONESHOT)
 		return false;
 
@@ -525,7 +583,8 @@ bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu)
  * Return: what became of the enter. The refusals (see
  * tick_bc_enter_refused()) mean the CPU must not stop its local device: it
  * holds the hrtimer broadcast, or its event expired at an earlier exit
- * and the broadcast interrupt has not delivered it yet (forced). A
+ * and the broadcast interrupt has not delivered it yet (forced), or an
+ * expiry woke it early for this very @wakeup (see "Coalescing"). A
  * refused enter changes nothing, and needs no exit.
  */
 enum tick_bc_enter_result tick_bc_enter(struct tick_bc *bc, unsigned int cpu,
@@ -544,6 +603,11 @@ enum tick_bc_enter_result tick_bc_enter(struct tick_bc *bc, unsigned int cpu,
 	if (test_bit(cpu, bc->pending)) {
 		WARN_ON_ONCE(!test_bit(cpu, bc->oneshot));
 		return TICK_BC_ENTER_PENDING;
+	}
+	if (bc->window && test_bit(cpu, bc->early)) {
+		if (wakeup == bc->sleep[cpu].expires)
+			return TICK_BC_ENTER_BUSY_EARLY;
+		__clear_bit(cpu, bc->early);
 	}
 
 	__set_bit(cpu, bc->oneshot);
@@ -603,6 +667,50 @@ enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
 	return TICK_BC_EXIT_REPROGRAM;
 }
 
+/* Wake a sleeper the expiry popped; false for a stale node. */
+static bool wake_sleeper(struct tick_bc *bc, unsigned int cpu, unsigned long *wake)
+{
+	/* Stale: the CPU left idle early and did not come back. */
+	if (!test_bit(cpu, bc->oneshot))
+		return false;
+	if (WARN_ON_ONCE(!test_bit(cpu, bc->online))) {
+		__clear_bit(cpu, bc->oneshot);
+		return false;
+	}
+	__set_bit(cpu, bc->pending);
+	__set_bit(cpu, wake);
+	return true;
+}
+
+/*
+ * Coalescing: wake the sleepers of early_ok due in (now, now + window]
+ * too, and mark them early. The others stay queued for their own time.
+ */
+static void expire_early(struct tick_bc *bc, ktime_t now, unsigned long *wake)
+{
+	struct tick_bc_coalesced *c = &bc->coalesced;
+	ktime_t limit = ktime_add_ns(now, bc->window);
+	struct timerqueue_node *node, *next;
+	unsigned int cpu;
+	u64 early;
+
+	node = timerqueue_getnext(&bc->sleepers);
+	for (; node && node->expires <= limit; node = next) {
+		next = timerqueue_iterate_next(node);
+		cpu = sleep_cpu(bc, node);
+		if (test_bit(cpu, bc->oneshot) && !test_bit(cpu, bc->early_ok))
+			continue;
+		timerqueue_del(&bc->sleepers, node);
+		if (!wake_sleeper(bc, cpu, wake))
+			continue;
+		__set_bit(cpu, bc->early);
+		early = ktime_sub(node->expires, now);
+		c->nr++;
+		c->sum_ns += early;
+		c->max_ns = max(c->max_ns, early);
+	}
+}
+
 /**
  * tick_bc_expire - the broadcast device fired
  * @bc:		the instance
@@ -610,9 +718,10 @@ enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
  * @now:	the current time
  * @wake:	filled with the CPUs to wake by IPI
  *
- * Pops every sleeper whose time has come, adds the forced CPUs and re-arms
- * the device for the earliest remaining sleeper. A sleeper that is not
- * online is a bug: warned about once and dropped.
+ * Pops every sleeper whose time has come, and with a coalescing window
+ * those due within it (recorded in @bc->coalesced), adds the forced CPUs
+ * and re-arms the device for the earliest remaining sleeper. A sleeper
+ * that is not online is a bug: warned about once and dropped.
  *
  * Return: true if @this_cpu needs its own tick handler run directly (never
  * with the hrtimer device, see tick_bc_periodic_wake()).
@@ -621,24 +730,18 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 		    unsigned long *wake)
 {
 	struct timerqueue_node *node;
-	unsigned int cpu;
 	bool self;
 
 	bitmap_zero(wake, bc->nr_cpus);
 	bc->armed = KTIME_MAX;
 
 	while ((node = timerqueue_getnext(&bc->sleepers)) && node->expires <= now) {
-		cpu = sleep_cpu(bc, node);
 		timerqueue_del(&bc->sleepers, node);
-		/* Stale: the CPU left idle early and did not come back. */
-		if (!test_bit(cpu, bc->oneshot))
-			continue;
-		if (WARN_ON_ONCE(!test_bit(cpu, bc->online))) {
-			__clear_bit(cpu, bc->oneshot);
-			continue;
-		}
-		__set_bit(cpu, bc->pending);
-		__set_bit(cpu, wake);
+		wake_sleeper(bc, sleep_cpu(bc, node), wake);
+	}
+	if (bc->window) {
+		bc->coalesced = (struct tick_bc_coalesced) { };
+		expire_early(bc, now, wake);
 	}
 
 	if (bc->nr_force) {
@@ -657,6 +760,29 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 }
 
 /**
+ * tick_bc_set_window - set the coalescing window
+ * @bc:		the instance
+ * @window_ns:	how long after an expiry a sleeper may be due and still be
+ *		woken by it; 0 turns coalescing off
+ *
+ * See "Coalescing" at the top of this file. Setting 0 forgets which CPUs
+ * were woken early, so that their next enter is a plain one.
+ *
+ * Return: 0, or -ERANGE above TICK_BC_WINDOW_MAX_NS, which changes
+ * nothing.
+ */
+int tick_bc_set_window(struct tick_bc *bc, u64 window_ns)
+{
+	if (window_ns > TICK_BC_WINDOW_MAX_NS)
+		return -ERANGE;
+	bc->window = window_ns;
+	bc->coalesced = (struct tick_bc_coalesced) { };
+	if (!window_ns)
+		bitmap_zero(bc->early, bc->nr_cpus);
+	return 0;
+}
+
+/**
  * tick_bc_offline - a CPU is going offline
  * @bc:		the instance
  * @cpu:	the dying CPU
@@ -669,6 +795,7 @@ void tick_bc_offline(struct tick_bc *bc, unsigned int cpu)
 {
 	__clear_bit(cpu, bc->on);
 	__clear_bit(cpu, bc->periodic);
+	__clear_bit(cpu, bc->early_ok);
 	tick_bc_cpu_reset(bc, cpu);
 	force_clear(bc, cpu);
 }

@@ -61,6 +61,9 @@ enum tick_bc_mode {
  *   busy_hrtimer	refused: periodic broadcast through the hrtimer
  *			device, which runs on a CPU that may want to sleep
  *			too
+ *   busy_early		refused: an expiry woke it before this very
+ *			wakeup time (coalescing); it waits for it on its
+ *			local device
  *
  * The refusals come last (tick_bc_enter_refused()). A refused CPU keeps
  * its local device running and needs no exit.
@@ -84,7 +87,8 @@ enum tick_bc_mode {
 	tick_bc_name(TICK_BC_ENTER_BUSY_NODEV,		"busy_nodev")	\
 	tick_bc_name(TICK_BC_ENTER_BUSY_OWNER,		"busy_owner")	\
 	tick_bc_name(TICK_BC_ENTER_BUSY_FORCED,		"busy_forced")	\
-	tick_bc_name_end(TICK_BC_ENTER_BUSY_HRTIMER,	"busy_hrtimer")
+	tick_bc_name(TICK_BC_ENTER_BUSY_HRTIMER,	"busy_hrtimer")	\
+	tick_bc_name_end(TICK_BC_ENTER_BUSY_EARLY,	"busy_early")
 
 #define TICK_BC_EXIT_ACTIONS						\
 	tick_bc_name(TICK_BC_EXIT_NONE,			"none")		\
@@ -131,6 +135,22 @@ struct tick_bc_change {
 	bool	last;
 };
 
+/* The widest coalescing window tick_bc_set_window() accepts. */
+#define TICK_BC_WINDOW_MAX_NS	(10 * NSEC_PER_MSEC)
+
+/**
+ * struct tick_bc_coalesced - the sleepers the last expiry woke early
+ * @nr:		how many, the handling CPU included
+ * @sum_ns:	the sum of how early they were woken, wakeup time - now
+ * @max_ns:	how early the earliest of them was woken, at most the
+ *		window
+ */
+struct tick_bc_coalesced {
+	unsigned int	nr;
+	u64		sum_ns;
+	u64		max_ns;
+};
+
 /**
  * struct tick_bc - broadcast state of one machine (or of one KUnit test)
  * @ops:	device operations
@@ -148,6 +168,13 @@ struct tick_bc_change {
  * @force:	CPUs whose event expired at exit before the broadcast
  *		interrupt came; woken by the next expiry whatever their time
  * @nr_force:	number of bits set in @force
+ * @early_ok:	CPUs whose own tick runs in oneshot mode: their tick
+ *		handler runs only what is due, so they may be woken early
+ * @early:	CPUs an expiry woke before their wakeup time; cleared by
+ *		their next enter for another time
+ * @window:	coalescing window (ns): an expiry also wakes the sleepers
+ *		of @early_ok due at most this long after it; 0 for none
+ * @coalesced:	what the last expiry woke early
  * @armed:	what the device is armed for; KTIME_MAX when it is not
  * @mode:	periodic or oneshot broadcast
  * @device:	a broadcast device is installed
@@ -168,6 +195,10 @@ struct tick_bc {
 	unsigned long			*pending;
 	unsigned long			*force;
 	unsigned int			nr_force;
+	unsigned long			*early_ok;
+	unsigned long			*early;
+	u64				window;
+	struct tick_bc_coalesced	coalesced;
 	ktime_t				armed;
 	enum tick_bc_mode		mode;
 	bool				device;
@@ -175,8 +206,11 @@ struct tick_bc {
 	bool				forced;
 };
 
-/* Bitmaps of one instance: on, periodic, oneshot, pending, force. */
-#define TICK_BC_NR_MASKS	5
+/*
+ * Bitmaps of one instance: on, periodic, oneshot, pending, force,
+ * early_ok, early.
+ */
+#define TICK_BC_NR_MASKS	7
 
 struct clock_event_device;
 
@@ -209,6 +243,7 @@ enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
 				      ktime_t wakeup, ktime_t now);
 bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 		    unsigned long *wake);
+int tick_bc_set_window(struct tick_bc *bc, u64 window_ns);
 
 void tick_bc_offline(struct tick_bc *bc, unsigned int cpu);
 bool tick_bc_pull(struct tick_bc *bc, unsigned int dead_cpu, unsigned int this_cpu);

@@ -63,6 +63,9 @@ static int stats_show(struct seq_file *m, void *v)
 		seq_printf(m, " irqs=%llu woken=%llu", READ_ONCE(s->irqs), READ_ONCE(s->woken));
 		for (i = 0; i < TICK_BC_LATE_BUCKETS; i++)
 			seq_printf(m, " %s=%llu", late_names[i], READ_ONCE(s->late[i]));
+		seq_printf(m, " coalesced=%llu early_ns=%llu early_max_ns=%llu",
+			   READ_ONCE(s->coalesced), READ_ONCE(s->early_ns),
+			   READ_ONCE(s->early_max_ns));
 		seq_putc(m, '\n');
 	}
 	return 0;

@@ -28,7 +28,13 @@
  * @irqs:	broadcast device interrupts handled on this CPU
  * @woken:	CPUs those interrupts woke, this one included
  * @late:	lateness of the broadcast wakeups of this CPU, seen at exit,
- *		from its wakeup time; power-of-4 microsecond buckets
+ *		from its wakeup time; power-of-4 microsecond buckets. A
+ *		CPU woken early by coalescing is counted by @coalesced
+ *		instead, unless it exits after its wakeup time
+ * @coalesced:	CPUs those interrupts woke before their wakeup time
+ *		(coalescing), this one included
+ * @early_ns:	the sum of how early they were woken
+ * @early_max_ns: how early the earliest of them was woken
  */
 struct tick_bc_stats {
 	u64	enter[TICK_BC_ENTER_NR];
@@ -36,6 +42,9 @@ struct tick_bc_stats {
 	u64	irqs;
 	u64	woken;
 	u64	late[TICK_BC_LATE_BUCKETS];
+	u64	coalesced;
+	u64	early_ns;
+	u64	early_max_ns;
 };
 
 #ifdef CONFIG_DEBUG_FS
@@ -60,7 +69,7 @@ static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, ktime_t now,
 	if (!static_branch_unlikely(&tick_bc_stats_on))
 		return;
 	__this_cpu_inc(tick_bc_stats.exit[a]);
-	if (a != TICK_BC_EXIT_WOKEN)
+	if (a != TICK_BC_EXIT_WOKEN || late_ns < 0)
 		return;
 	b = late_ns < 1000 ? 0 : (fls64(late_ns / 1000) + 1) / 2;
 	__this_cpu_inc(tick_bc_stats.late[min(b, TICK_BC_LATE_BUCKETS - 1)]);
@@ -73,12 +82,24 @@ static inline void tick_bc_stats_irq(unsigned int woken)
 	__this_cpu_inc(tick_bc_stats.irqs);
 	__this_cpu_add(tick_bc_stats.woken, woken);
 }
+
+/* @nr CPUs woken early by one interrupt, @sum_ns and @max_ns early. */
+static inline void tick_bc_stats_coalesced(unsigned int nr, u64 sum_ns, u64 max_ns)
+{
+	if (!static_branch_unlikely(&tick_bc_stats_on))
+		return;
+	__this_cpu_add(tick_bc_stats.coalesced, nr);
+	__this_cpu_add(tick_bc_stats.early_ns, sum_ns);
+	if (max_ns > __this_cpu_read(tick_bc_stats.early_max_ns))
+		__this_cpu_write(tick_bc_stats.early_max_ns, max_ns);
+}
 #else
 static inline void tick_bc_stats_start(void) { }
 static inline void tick_bc_stats_enter(enum tick_bc_enter_result r) { }
 static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, ktime_t now,
 				      ktime_t slept_until) { }
 static inline void tick_bc_stats_irq(unsigned int woken) { }
+static inline void tick_bc_stats_coalesced(unsigned int nr, u64 sum_ns, u64 max_ns) { }
 #endif
 
 #endif /* _KERNEL_TIME_TICK_BROADCAST_STATS_H */

@@ -38,9 +38,11 @@
 
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/debugfs.h>
 #include <linux/err.h>
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
+#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
@@ -787,6 +789,13 @@ void tick_check_oneshot_broadcast_this_cpu(void)
 		clockevents_switch_state(td->evtdev, CLOCK_EVT_STATE_ONESHOT);
 }
 
+/* Statistics and trace of the CPUs an expiry woke early. */
+static void bc_account_coalesced(ktime_t now, const struct tick_bc_coalesced *c)
+{
+	tick_bc_stats_coalesced(c->nr, c->sum_ns, c->max_ns);
+	trace_tick_bc_coalesce(now, c->nr, c->sum_ns, c->max_ns);
+}
+
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 {
 	struct cpumask *wake = *this_cpu_ptr(&tick_bc_wake);
@@ -799,6 +808,8 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 	now = ktime_get();
 	local = tick_bc_expire(&tick_bc, smp_processor_id(), now, cpumask_bits(wake));
 	bc_account_irq(wake, local, now, tick_bc.armed, false);
+	if (unlikely(tick_bc.coalesced.nr))
+		bc_account_coalesced(now, &tick_bc.coalesced);
 	raw_spin_unlock(&tick_broadcast_lock);
 
 	bc_send_ipis(wake);
@@ -1086,6 +1097,95 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 }
 #endif /* !CONFIG_TICK_ONESHOT */
 
+/* ------------------------------------------------------------ coalescing */
+
+/* tick_broadcast_coalesce_us= on the command line, checked when parsed. */
+static unsigned int bc_coalesce_boot_us __initdata;
+
+static int __init bc_coalesce_setup(char *str)
+{
+	unsigned int us;
+
+	if (kstrtouint(str, 0, &us) || us > TICK_BC_WINDOW_MAX_NS / NSEC_PER_USEC) {
+		pr_warn("tick_broadcast_coalesce_us=%s: not 0..%lu, coalescing stays off\n",
+			str, TICK_BC_WINDOW_MAX_NS / NSEC_PER_USEC);
+		return 1;
+	}
+	bc_coalesce_boot_us = us;
+	return 1;
+}
+__setup("tick_broadcast_coalesce_us=", bc_coalesce_setup);
+
+/**
+ * tick_broadcast_set_coalesce - set the broadcast coalescing window
+ * @window_ns:	how long after a broadcast interrupt a sleeping CPU may be
+ *		due and still be woken by it; 0 turns coalescing off
+ *
+ * Return: 0, or -ERANGE above TICK_BC_WINDOW_MAX_NS (nothing changes).
+ */
+int tick_broadcast_set_coalesce(u64 window_ns)
+{
+	unsigned long flags;
+	int ret;
+
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	ret = tick_bc_set_window(&tick_bc, window_ns);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+	return ret;
+}
+
+/**
+ * tick_broadcast_coalesce - the broadcast coalescing window
+ *
+ * Return: the window in nanoseconds, 0 when coalescing is off.
+ */
+u64 tick_broadcast_coalesce(void)
+{
+	unsigned long flags;
+	u64 window;
+
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	window = tick_bc.window;
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+	return window;
+}
+
+#ifdef CONFIG_DEBUG_FS
+/*
+ * /sys/kernel/debug/tick_broadcast/coalesce_us, next to the statistics:
+ * the window in microseconds. A value that is not a number or is
+ * negative is refused with -EINVAL, one above the maximum with -ERANGE,
+ * and the window stays as it was.
+ */
+static int bc_coalesce_get(void *data, u64 *val)
+{
+	*val = div_u64(tick_broadcast_coalesce(), NSEC_PER_USEC);
+	return 0;
+}
+
+static int bc_coalesce_set(void *data, u64 val)
+{
+	if (val > TICK_BC_WINDOW_MAX_NS / NSEC_PER_USEC)
+		return -ERANGE;
+	return tick_broadcast_set_coalesce(val * NSEC_PER_USEC);
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(bc_coalesce_fops, bc_coalesce_get, bc_coalesce_set, "%llu\n");
+
+/* After the statistics' late initcall, which creates the directory. */
+static int __init bc_coalesce_debugfs_init(void)
+{
+	struct dentry *dir = debugfs_lookup("tick_broadcast", NULL);
+
+	if (IS_ERR_OR_NULL(dir))
+		return 0;
+	debugfs_create_file_unsafe("coalesce_us", 0644, dir, NULL, &bc_coalesce_fops);
+	dput(dir);
+	return 0;
+}
+late_initcall_sync(bc_coalesce_debugfs_init);
+#endif
+
 /**
  * tick_broadcast_init - set up the broadcast state at boot
  */
@@ -1102,6 +1202,7 @@ void __init tick_broadcast_init(void)
 		return;
 	tick_bc_init(&tick_bc, &tick_bc_ops, nr_cpu_ids, stride / sizeof(long),
 		     sleep, masks, cpumask_bits(cpu_online_mask));
+	tick_bc_set_window(&tick_bc, bc_coalesce_boot_us * NSEC_PER_USEC);
 	for_each_possible_cpu(cpu)
 		WARN_ON(!zalloc_cpumask_var(per_cpu_ptr(&tick_bc_wake, cpu), GFP_NOWAIT));
 }

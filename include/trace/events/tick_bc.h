@@ -168,6 +168,38 @@ DEFINE_EVENT(tick_bc_wake, tick_bc_expire,
 );
 
 /*
+ * tick_bc_coalesce - the oneshot broadcast woke CPUs before their time
+ * @now:	the time of the expiry, as in the tick_bc_expire event
+ * @nr:		how many CPUs it woke early, the handling CPU included
+ * @early_sum:	the sum of how early they were woken (ns)
+ * @early_max:	how early the earliest of them was woken (ns), at most the
+ *		coalescing window
+ */
+TRACE_EVENT(tick_bc_coalesce,
+
+	TP_PROTO(ktime_t now, unsigned int nr, u64 early_sum, u64 early_max),
+
+	TP_ARGS(now, nr, early_sum, early_max),
+
+	TP_STRUCT__entry(
+		__field(s64,		now)
+		__field(unsigned int,	nr)
+		__field(u64,		early_sum)
+		__field(u64,		early_max)
+	),
+
+	TP_fast_assign(
+		__entry->now		= now;
+		__entry->nr		= nr;
+		__entry->early_sum	= early_sum;
+		__entry->early_max	= early_max;
+	),
+
+	TP_printk("now=%lld nr=%u early_sum=%llu early_max=%llu", __entry->now,
+		  __entry->nr, __entry->early_sum, __entry->early_max)
+);
+
+/*
  * tick_bc_periodic - the periodic broadcast device ticked
  * @now:	the time of the tick
  * @woken:	the CPUs ticked, the handling CPU included

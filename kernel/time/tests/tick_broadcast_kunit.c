@@ -728,13 +728,230 @@ static void setup_resets_a_running_cpu(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.pending));
 }
 
+/* ------------------------------------------------------------ coalescing */
+
+/* Oneshot mode, every CPU's tick in oneshot mode, coalescing window @w. */
+static struct fake *fake_coalescing(struct kunit *test, unsigned int nr, u64 w)
+{
+	struct fake *f = fake_oneshot(test, nr, false);
+	unsigned int cpu;
+
+	for (cpu = 1; cpu < nr; cpu++)
+		tick_bc_switch_oneshot(&f->bc, cpu, 0, false);
+	KUNIT_ASSERT_EQ(test, tick_bc_set_window(&f->bc, w), 0);
+	return f;
+}
+
+static void coalescing_wakes_the_followers_within_the_window(struct kunit *test)
+{
+	struct fake *f = fake_coalescing(test, NR_TEST_CPUS, 50);
+
+	enter(f, 1, 100);
+	enter(f, 2, 130);
+	enter(f, 3, 150);
+	enter(f, 4, 151);
+	enter(f, 5, 400);
+	/* Armed for the earliest sleeper, never later. */
+	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
+
+	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 3);
+	KUNIT_EXPECT_TRUE(test, woken(f, 1) && woken(f, 2) && woken(f, 3));
+	KUNIT_EXPECT_EQ(test, f->bc.coalesced.nr, 2);
+	KUNIT_EXPECT_EQ(test, f->bc.coalesced.sum_ns, 30 + 50);
+	KUNIT_EXPECT_EQ(test, f->bc.coalesced.max_ns, 50);
+	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.early));
+	KUNIT_EXPECT_TRUE(test, test_bit(2, f->bc.early));
+	KUNIT_EXPECT_TRUE(test, test_bit(2, f->bc.pending));
+	KUNIT_EXPECT_EQ(test, f->armed_at, 151);
+	KUNIT_EXPECT_EQ(test, f->armed_cpu, 4);
+
+	/* A late interrupt: the due ones, and the window counts from now. */
+	tick_bc_expire(&f->bc, 0, 360, f->wake);
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 2);
+	KUNIT_EXPECT_TRUE(test, woken(f, 4) && woken(f, 5));
+	KUNIT_EXPECT_EQ(test, f->bc.coalesced.nr, 1);
+	KUNIT_EXPECT_EQ(test, f->bc.coalesced.max_ns, 40);
+	KUNIT_EXPECT_EQ(test, f->bc.armed, KTIME_MAX);
+}
+
+static void coalescing_off_wakes_only_the_due(struct kunit *test)
+{
+	struct fake *f = fake_coalescing(test, NR_TEST_CPUS, 50);
+
+	enter(f, 1, 100);
+	enter(f, 2, 130);
+	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	KUNIT_EXPECT_TRUE(test, test_bit(2, f->bc.early));
+	tick_bc_exit(&f->bc, 2, 130, 101);
+
+	/* Off: the early marks are forgotten, the enter is a plain one. */
+	KUNIT_ASSERT_EQ(test, tick_bc_set_window(&f->bc, 0), 0);
+	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.early));
+	KUNIT_EXPECT_EQ(test, enter(f, 2, 130), TICK_BC_ENTER_QUEUED);
+	enter(f, 3, 131);
+	tick_bc_expire(&f->bc, 0, 130, f->wake);
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 1);
+	KUNIT_EXPECT_TRUE(test, woken(f, 2));
+	KUNIT_EXPECT_EQ(test, f->bc.coalesced.nr, 0);
+	KUNIT_EXPECT_EQ(test, f->armed_at, 131);
+}
+
+/* Only CPUs whose tick is oneshot: a periodic tick handler moves jiffies. */
+static void coalescing_skips_cpus_with_a_periodic_tick(struct kunit *test)
+{
+	struct fake *f = fake_coalescing(test, NR_TEST_CPUS, 50);
+
+	tick_bc_offline(&f->bc, 3);	/* back online, not switched yet */
+	enter(f, 1, 100);
+	enter(f, 3, 120);
+	enter(f, 4, 140);
+	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 2);
+	KUNIT_EXPECT_TRUE(test, woken(f, 1) && woken(f, 4));
+	KUNIT_EXPECT_TRUE(test, tick_bc_sleeping(&f->bc, 3));
+	KUNIT_EXPECT_EQ(test, f->armed_at, 120);
+	KUNIT_EXPECT_EQ(test, f->armed_cpu, 3);
+
+	/* Once it switched, it may be woken early too. */
+	tick_bc_switch_oneshot(&f->bc, 5, 0, false);
+	KUNIT_EXPECT_TRUE(test, test_bit(5, f->bc.early_ok));
+	KUNIT_EXPECT_FALSE(test, test_bit(3, f->bc.early_ok));
+}
+
+/*
+ * A CPU woken early that enters again for the same time waits for it on
+ * its local device: queued, it would re-arm the device for a time just
+ * served. Another time clears the mark.
+ */
+static void coalesced_cpu_reentering_for_the_same_time_is_refused(struct kunit *test)
+{
+	struct fake *f = fake_coalescing(test, NR_TEST_CPUS, 50);
+	bool stop = true;
+	int arms;
+
+	enter(f, 1, 100);
+	enter(f, 2, 130);
+	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 2, 130, 101), TICK_BC_EXIT_WOKEN);
+	arms = f->arms;
+	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 2, 130, &stop), TICK_BC_ENTER_BUSY_EARLY);
+	KUNIT_EXPECT_FALSE(test, stop);
+	KUNIT_EXPECT_TRUE(test, tick_bc_enter_refused(TICK_BC_ENTER_BUSY_EARLY));
+	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.oneshot));
+	KUNIT_EXPECT_EQ(test, f->arms, arms);
+
+	/* Its event fired locally; the next one is a plain enter. */
+	KUNIT_EXPECT_EQ(test, enter(f, 2, 300), TICK_BC_ENTER_QUEUED);
+	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.early));
+	KUNIT_EXPECT_EQ(test, f->armed_at, 300);
+}
+
+/* The handling CPU itself may be due within the window. */
+static void coalescing_runs_this_cpu_early_too(struct kunit *test)
+{
+	struct fake *f = fake_coalescing(test, NR_TEST_CPUS, 50);
+
+	enter(f, 1, 100);
+	enter(f, 2, 120);
+	KUNIT_EXPECT_TRUE(test, tick_bc_expire(&f->bc, 2, 100, f->wake));
+	KUNIT_EXPECT_FALSE(test, woken(f, 2));
+	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.pending));
+	KUNIT_EXPECT_TRUE(test, test_bit(2, f->bc.early));
+	KUNIT_EXPECT_EQ(test, f->bc.coalesced.nr, 1);
+	/* Its exit sees a future event: its local device is reprogrammed. */
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 2, 120, 101), TICK_BC_EXIT_REPROGRAM);
+	KUNIT_EXPECT_EQ(test, enter(f, 2, 120), TICK_BC_ENTER_BUSY_EARLY);
+}
+
+static void coalescing_window_is_bounded(struct kunit *test)
+{
+	struct fake *f = fake_coalescing(test, NR_TEST_CPUS, 50);
+
+	KUNIT_EXPECT_EQ(test, tick_bc_set_window(&f->bc, TICK_BC_WINDOW_MAX_NS + 1), -ERANGE);
+	KUNIT_EXPECT_EQ(test, f->bc.window, 50);
+	KUNIT_EXPECT_EQ(test, tick_bc_set_window(&f->bc, TICK_BC_WINDOW_MAX_NS), 0);
+	KUNIT_EXPECT_EQ(test, f->bc.window, TICK_BC_WINDOW_MAX_NS);
+}
+
+static int s64_cmp(const void *a, const void *b)
+{
+	s64 x = *(const s64 *)a, y = *(const s64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Fewest points stabbing every [t - w, t]: the greedy offline optimum. */
+static unsigned int greedy_stabs(s64 *t, unsigned int n, s64 w)
+{
+	unsigned int i, stabs = 0;
+	s64 point = S64_MIN;
+
+	sort(t, n, sizeof(*t), s64_cmp, NULL);
+	for (i = 0; i < n; i++) {
+		if (point != S64_MIN && t[i] <= point + w)
+			continue;
+		point = t[i];
+		stabs++;
+	}
+	return stabs;
+}
+
+/*
+ * With every wakeup time known at once and the device firing on time,
+ * the rule needs exactly as many interrupts as the offline optimum, and
+ * wakes every CPU within [t - w, t].
+ */
+static void coalescing_matches_the_greedy_optimum(struct kunit *test)
+{
+	const unsigned int nr = 64;
+	const s64 w = 100;
+	s64 *t = kunit_kcalloc(test, nr, sizeof(*t), GFP_KERNEL);
+	struct rnd_state rnd;
+	unsigned int round, cpu, irqs;
+	struct fake *f;
+	ktime_t now;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	prandom_seed_state(&rnd, 13);
+	for (round = 0; round < 50; round++) {
+		f = fake_coalescing(test, nr, w);
+		for (cpu = 1; cpu < nr; cpu++) {
+			t[cpu - 1] = 1000 + prandom_u32_state(&rnd) % (30 * w);
+			enter(f, cpu, t[cpu - 1]);
+		}
+		for (irqs = 0; (now = f->bc.armed) != KTIME_MAX; irqs++) {
+			tick_bc_expire(&f->bc, 0, now, f->wake);
+			for_each_set_bit(cpu, f->wake, nr) {
+				KUNIT_ASSERT_GE(test, f->bc.sleep[cpu].expires, now);
+				KUNIT_ASSERT_LE(test, f->bc.sleep[cpu].expires, now + w);
+			}
+		}
+		KUNIT_EXPECT_EQ(test, irqs, greedy_stabs(t, nr - 1, w));
+	}
+}
+
 /* ------------------------------------------------------------ random model */
 
 enum model_state { M_AWAKE, M_ASLEEP, M_WOKEN, M_FORCED, M_OFFLINE };
 
+/* @early_ok: its tick runs in oneshot mode; @early: woken before @wakeup. */
 struct model {
 	enum model_state	state;
 	s64			wakeup;
+	bool			early_ok;
+	bool			early;
+};
+
+/*
+ * @window: the coalescing window, toggled between it and 0 with @toggle;
+ * @exact: the device fires exactly at its time if an awake CPU can take
+ * it, so that the run can check that nobody is woken after its time.
+ */
+struct sim_opts {
+	s64			window;
+	bool			toggle;
+	bool			exact;
 };
 
 struct sim {
@@ -742,9 +959,13 @@ struct sim {
 	struct fake		*f;
 	struct model		*m;
 	struct rnd_state	rnd;
+	struct sim_opts		o;
+	s64			window;
 	s64			now;
 	unsigned long		steps;
 	unsigned long		wakes;
+	unsigned long		early;
+	unsigned long		refused;
 	unsigned long		forced;
 	bool			failed;
 };
@@ -776,7 +997,7 @@ static __printf(2, 3) void sim_fail(struct sim *s, const char *fmt, ...)
 			sim_fail(s, __VA_ARGS__);	\
 	} while (0)
 
-/* I1..I5 of the design comment in tick-broadcast-core.c, and the model. */
+/* I1..I6 of the design comment in tick-broadcast-core.c, and the model. */
 static void sim_check(struct sim *s)
 {
 	struct tick_bc *bc = &s->f->bc;
@@ -793,6 +1014,11 @@ static void sim_check(struct sim *s)
 			  !test_bit(cpu, bc->pending), "I1 broken for CPU%u", cpu);
 		SIM_CHECK(s, !test_bit(cpu, bc->force) || !test_bit(cpu, bc->oneshot),
 			  "I4 broken for CPU%u", cpu);
+		SIM_CHECK(s, !test_bit(cpu, bc->early) ||
+			  (test_bit(cpu, bc->early_ok) && !timerqueue_node_queued(&bc->sleep[cpu])),
+			  "I6 broken for CPU%u", cpu);
+		SIM_CHECK(s, test_bit(cpu, bc->early) == (s->window && m->early),
+			  "CPU%u early bit disagrees with the model", cpu);
 		forced += test_bit(cpu, bc->force);
 		SIM_CHECK(s, q == (m->state == M_ASLEEP && m->wakeup != KTIME_MAX),
 			  "CPU%u queued %d, model state %d", cpu, q, m->state);
@@ -806,23 +1032,57 @@ static void sim_check(struct sim *s)
 	SIM_CHECK(s, !forced || bc->armed != KTIME_MAX, "I5: forced CPUs, device disarmed");
 }
 
+/* Due at an expiry at now: its time has come, or it is within the window. */
+static bool sim_due(struct sim *s, struct model *m)
+{
+	if (m->state == M_FORCED)
+		return true;
+	if (m->state != M_ASLEEP || m->wakeup == KTIME_MAX)
+		return false;
+	return m->wakeup <= s->now || (m->early_ok && m->wakeup <= s->now + s->window);
+}
+
+/*
+ * A woken sleeper: never woken after its time unless the device fired
+ * late (@armed: the time it was armed for), never more than the window
+ * before it.
+ */
+static void sim_woken(struct sim *s, unsigned int cpu, struct model *m, ktime_t armed)
+{
+	if (m->state == M_FORCED) {
+		m->state = M_AWAKE;
+		return;
+	}
+	SIM_CHECK(s, m->wakeup >= armed, "CPU%u due at %lld, device armed for %lld",
+		  cpu, m->wakeup, armed);
+	SIM_CHECK(s, m->wakeup >= s->now || !s->o.exact, "CPU%u woken late, due at %lld",
+		  cpu, m->wakeup);
+	SIM_CHECK(s, m->wakeup <= s->now + s->window, "CPU%u woken too early, due at %lld",
+		  cpu, m->wakeup);
+	m->early = m->wakeup > s->now;
+	s->early += m->early;
+	m->state = M_WOKEN;
+}
+
 /* The device fires on @this_cpu, which is awake: compare with the model. */
 static void sim_fire(struct sim *s, unsigned int this_cpu)
 {
 	struct fake *f = s->f;
+	ktime_t armed = f->bc.armed;
 	unsigned int cpu;
 	bool local;
 
 	local = tick_bc_expire(&f->bc, this_cpu, s->now, f->wake);
 	for (cpu = 0; cpu < f->nr; cpu++) {
 		struct model *m = &s->m[cpu];
-		bool due = (m->state == M_ASLEEP && m->wakeup <= s->now) ||
-			   m->state == M_FORCED;
+		bool due = sim_due(s, m);
 
 		if (cpu == this_cpu) {
 			SIM_CHECK(s, local == due, "CPU%u: local %d, due %d", cpu, local, due);
 			SIM_CHECK(s, !woken(f, cpu), "CPU%u IPIs itself", cpu);
 			if (due)
+				sim_woken(s, cpu, m, armed);
+			if (m->state == M_WOKEN)
 				m->state = M_AWAKE;
 			continue;
 		}
@@ -831,7 +1091,7 @@ static void sim_fire(struct sim *s, unsigned int this_cpu)
 		if (!due)
 			continue;
 		s->wakes++;
-		m->state = m->state == M_FORCED ? M_AWAKE : M_WOKEN;
+		sim_woken(s, cpu, m, armed);
 	}
 }
 
@@ -847,18 +1107,36 @@ static unsigned int sim_irq_cpu(struct sim *s)
 	return s->f->nr;
 }
 
+/*
+ * A new wakeup time, or often the same as before: the tick did not move.
+ * A CPU woken early nearly always comes back for the same time.
+ */
+static s64 sim_wakeup(struct sim *s, struct model *m)
+{
+	if (m->wakeup > s->now && m->wakeup != KTIME_MAX && sim_rand(s, 8) < (m->early ? 7 : 4))
+		return m->wakeup;
+	return sim_rand(s, 16) ? s->now + 1 + sim_rand(s, 2000) : KTIME_MAX;
+}
+
 static void sim_enter(struct sim *s, unsigned int cpu)
 {
 	struct model *m = &s->m[cpu];
-	s64 wakeup = sim_rand(s, 16) ? s->now + 1 + sim_rand(s, 2000) : KTIME_MAX;
+	s64 wakeup = sim_wakeup(s, m);
 	enum tick_bc_enter_result ret = enter(s->f, cpu, wakeup);
 
 	switch (m->state) {
 	case M_AWAKE:
 	case M_ASLEEP:
+		if (m->early && wakeup == m->wakeup) {
+			SIM_CHECK(s, ret == TICK_BC_ENTER_BUSY_EARLY,
+				  "CPU%u: enter after an early wake %d", cpu, ret);
+			s->refused++;
+			break;
+		}
 		SIM_CHECK(s, ret == TICK_BC_ENTER_QUEUED, "CPU%u: enter %d", cpu, ret);
 		m->state = M_ASLEEP;
 		m->wakeup = wakeup;
+		m->early = false;
 		break;
 	case M_FORCED:
 		SIM_CHECK(s, ret == TICK_BC_ENTER_BUSY_FORCED,
@@ -875,8 +1153,8 @@ static void sim_enter(struct sim *s, unsigned int cpu)
 static void sim_exit(struct sim *s, unsigned int cpu)
 {
 	struct model *m = &s->m[cpu];
-	/* A CPU woken by the IPI ran its timers: its event moved on. */
-	s64 wakeup = m->state == M_WOKEN ? s->now + 500 : m->wakeup;
+	/* A CPU woken by the IPI ran its timers, unless it was early. */
+	s64 wakeup = m->state == M_WOKEN && !m->early ? s->now + 500 : m->wakeup;
 	enum tick_bc_exit_action act = tick_bc_exit(&s->f->bc, cpu, wakeup, s->now);
 
 	switch (m->state) {
@@ -895,6 +1173,7 @@ static void sim_exit(struct sim *s, unsigned int cpu)
 	case M_WOKEN:
 		SIM_CHECK(s, act == TICK_BC_EXIT_WOKEN, "CPU%u: woken exit %d", cpu, act);
 		m->state = M_AWAKE;
+		m->wakeup = wakeup;
 		break;
 	default:
 		SIM_CHECK(s, act == TICK_BC_EXIT_NONE, "CPU%u: exit of an awake CPU %d", cpu, act);
@@ -913,7 +1192,53 @@ static void sim_hotplug(struct sim *s, unsigned int cpu)
 		tick_bc_offline(&s->f->bc, cpu);
 		__clear_bit(cpu, s->f->online);
 		m->state = M_OFFLINE;
+		m->early_ok = false;
+		m->early = false;
 	}
+}
+
+/* An awake CPU switches its tick to oneshot mode. */
+static void sim_switch(struct sim *s, unsigned int cpu)
+{
+	struct model *m = &s->m[cpu];
+
+	if (m->state != M_AWAKE)
+		return;
+	tick_bc_switch_oneshot(&s->f->bc, cpu, 0, false);
+	m->early_ok = true;
+	m->early = false;
+}
+
+/* The window is switched off, which forgets the early wakes, or on again. */
+static void sim_toggle_window(struct sim *s)
+{
+	unsigned int cpu;
+
+	s->window = s->window ? 0 : s->o.window;
+	KUNIT_ASSERT_EQ(s->test, tick_bc_set_window(&s->f->bc, s->window), 0);
+	if (s->window)
+		return;
+	for (cpu = 0; cpu < s->f->nr; cpu++)
+		s->m[cpu].early = false;
+}
+
+/*
+ * Time passes. With exact firing the clock stops at the device's time,
+ * where the device fires at once if an awake CPU can take it.
+ */
+static void sim_advance(struct sim *s)
+{
+	s64 next = s->now + sim_rand(s, 300);
+	unsigned int cpu;
+
+	if (!s->o.exact || s->f->bc.armed > next) {
+		s->now = next;
+		return;
+	}
+	s->now = max_t(s64, s->now, s->f->bc.armed);
+	cpu = sim_irq_cpu(s);
+	if (cpu < s->f->nr)
+		sim_fire(s, cpu);
 }
 
 /* A better device replaces the current one. */
@@ -935,11 +1260,15 @@ static void sim_step(struct sim *s)
 	else if (op < 75)
 		sim_exit(s, cpu);
 	else if (op < 93)
-		s->now += sim_rand(s, 300);
+		sim_advance(s);
 	else if (op < 97)
 		sim_hotplug(s, cpu);
 	else if (op < 98)
 		sim_replace_device(s);
+	else if (op < 99)
+		sim_switch(s, cpu);
+	else if (s->o.toggle && !sim_rand(s, 20))
+		sim_toggle_window(s);
 
 	/*
 	 * An armed device fires once its time has come, on an awake CPU,
@@ -955,21 +1284,38 @@ static void sim_step(struct sim *s)
 	s->steps++;
 }
 
-static void sim_run(struct kunit *test, unsigned int nr, unsigned long steps, u64 seed)
+static void sim_run_opts(struct kunit *test, unsigned int nr, unsigned long steps, u64 seed,
+			 struct sim_opts o)
 {
-	struct sim s = { .test = test };
+	struct sim s = { .test = test, .o = o, .window = o.window };
+	unsigned int cpu;
 
 	s.f = fake_oneshot(test, nr, false);
 	s.m = kunit_kcalloc(test, nr, sizeof(*s.m), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, s.m);
+	KUNIT_ASSERT_EQ(test, tick_bc_set_window(&s.f->bc, o.window), 0);
 	prandom_seed_state(&s.rnd, seed);
+	/* Every tick in oneshot mode but one, which switches later. */
+	for (cpu = 0; cpu + 1 < nr; cpu++)
+		sim_switch(&s, cpu);
 
 	while (s.steps < steps && !s.failed)
 		sim_step(&s);
-	kunit_info(test, "seed %llu: %lu steps, %lu CPUs woken, %lu forced, end time %lld\n",
-		   seed, s.steps, s.wakes, s.forced, s.now);
+	kunit_info(test, "seed %llu window %lld: %lu steps, %lu CPUs woken (%lu early), %lu refused, %lu forced, end time %lld\n",
+		   seed, o.window, s.steps, s.wakes, s.early, s.refused, s.forced, s.now);
 	KUNIT_EXPECT_GT(test, s.wakes, steps / 100);
-	KUNIT_EXPECT_GT(test, s.forced, steps / 1000);
+	if (!o.exact)
+		KUNIT_EXPECT_GT(test, s.forced, steps / 1000);
+	/* Few enough to be sure the run cannot pass without them. */
+	if (o.window) {
+		KUNIT_EXPECT_GT(test, s.early, steps / 1000);
+		KUNIT_EXPECT_GT(test, s.refused, steps / 20000);
+	}
+}
+
+static void sim_run(struct kunit *test, unsigned int nr, unsigned long steps, u64 seed)
+{
+	sim_run_opts(test, nr, steps, seed, (struct sim_opts) { });
 }
 
 static void random_model_8_cpus(struct kunit *test)
@@ -980,6 +1326,23 @@ static void random_model_8_cpus(struct kunit *test)
 static void random_model_64_cpus(struct kunit *test)
 {
 	sim_run(test, 64, 100000, 2);
+}
+
+/* Coalescing: nobody woken after its time, nor more than the window before. */
+static void random_model_coalescing_8_cpus(struct kunit *test)
+{
+	sim_run_opts(test, 8, 50000, 3, (struct sim_opts) { .window = 150, .exact = true });
+}
+
+static void random_model_coalescing_64_cpus(struct kunit *test)
+{
+	sim_run_opts(test, 64, 100000, 4, (struct sim_opts) { .window = 400, .exact = true });
+}
+
+/* Late interrupts and forced CPUs, with the window switched off and on. */
+static void random_model_coalescing_toggled(struct kunit *test)
+{
+	sim_run_opts(test, 16, 100000, 5, (struct sim_opts) { .window = 150, .toggle = true });
 }
 
 static struct kunit_case tick_broadcast_core_cases[] = {
@@ -1018,8 +1381,18 @@ static struct kunit_case tick_broadcast_core_cases[] = {
 	KUNIT_CASE(offline_clears_every_trace),
 	KUNIT_CASE(pull_moves_the_hrtimer_and_unforces),
 	KUNIT_CASE(setup_resets_a_running_cpu),
+	KUNIT_CASE(coalescing_wakes_the_followers_within_the_window),
+	KUNIT_CASE(coalescing_off_wakes_only_the_due),
+	KUNIT_CASE(coalescing_skips_cpus_with_a_periodic_tick),
+	KUNIT_CASE(coalesced_cpu_reentering_for_the_same_time_is_refused),
+	KUNIT_CASE(coalescing_runs_this_cpu_early_too),
+	KUNIT_CASE(coalescing_window_is_bounded),
+	KUNIT_CASE(coalescing_matches_the_greedy_optimum),
 	KUNIT_CASE(random_model_8_cpus),
 	KUNIT_CASE(random_model_64_cpus),
+	KUNIT_CASE(random_model_coalescing_8_cpus),
+	KUNIT_CASE(random_model_coalescing_64_cpus),
+	KUNIT_CASE(random_model_coalescing_toggled),
 	{}
 };
 

@@ -7,7 +7,8 @@
  * disabled (as cpuidle does around a CPUIDLE_FLAG_TIMER_STOP state), and
  * checks the events recorded and the per-CPU counters against the script.
  * One more case checks that the API refuses to be called with interrupts
- * enabled. Skipped where the machine needs no broadcast, and where the
+ * enabled, and one that the coalescing window refuses values out of
+ * range. Skipped where the machine needs no broadcast, and where the
  * kernel has no oneshot broadcast, no tracepoints (FTRACE and a tracer)
  * or no debugfs (the statistics).
  */
@@ -409,6 +410,18 @@ static void trace_enter_expire_exit(struct kunit *test)
 			before.enter[TICK_BC_ENTER_BUSY_FORCED], 1);
 }
 
+/* The coalescing window refuses values above its maximum, keeping its own. */
+static void coalesce_window_refuses_out_of_range(struct kunit *test)
+{
+	u64 old = tick_broadcast_coalesce();
+
+	KUNIT_EXPECT_EQ(test, tick_broadcast_set_coalesce(TICK_BC_WINDOW_MAX_NS + 1), -ERANGE);
+	KUNIT_EXPECT_EQ(test, tick_broadcast_coalesce(), old);
+	KUNIT_EXPECT_EQ(test, tick_broadcast_set_coalesce(250 * NSEC_PER_USEC), 0);
+	KUNIT_EXPECT_EQ(test, tick_broadcast_coalesce(), 250 * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, tick_broadcast_set_coalesce(old), 0);
+}
+
 /*
  * The API called with interrupts enabled warns once and changes nothing,
  * instead of racing with the broadcast interrupt.
@@ -444,6 +457,7 @@ static struct kunit_case tick_broadcast_trace_cases[] = {
 	KUNIT_CASE(trace_enter_expire_exit),
 	KUNIT_CASE(trace_owner_enter_is_refused),
 	KUNIT_CASE(enter_with_irqs_enabled_is_refused),
+	KUNIT_CASE(coalesce_window_refuses_out_of_range),
 	{}
 };
 

@@ -40,6 +40,15 @@ Where the time goes: one more hpet-halt boot per run and kernel traces
 the same generic events on both kernels (hops.py) and splits the late
 wakeups into hops.
 
+Coalescing (--part coalesce runs only this): hpet-halt again, the base
+and ours with each coalescing window W of COALESCE_W_US set on the
+command line (tick_broadcast_coalesce_us=), traced during the lateness
+run with the generic events plus, on ours, tick_bc_enter and
+tick_bc_expire. One row per kernel and W: broadcast interrupts, LOC
+interrupts, wake IPIs and early wakes per second, how early (coalesce.py,
+from the trace), lateness, and our expiries against the offline optimum
+of the same wakeup times (coalesce.greedy_stabs()).
+
 Output: one table per workload on stdout and in bench.txt, raw data in
 raw.json and every boot's logs, the lateness CDFs in lateness-cdf.png,
 all under $TB_CACHE/runs/bench/.
@@ -50,6 +59,7 @@ import shutil
 import statistics
 import time
 
+import coalesce
 import guestdata
 import hops
 import qemu
@@ -100,6 +110,13 @@ PROF_FUNCS = {
 IPI_FUNC = {'x86_64': 'lapic_timer_broadcast', 'arm64': 'tick_broadcast'}
 
 TREES = ('base', 'ours')
+
+COALESCE_W_US = (0, 100, 500, 2000)
+# snap:end before the trace is printed, which takes longer on ours (more events).
+COALESCE_PLAN = ['snap:start', 'deep:on', 'snap:mid', 'trace:on', f'lat:bc:{SAMPLES}',
+		 'snap:end', 'trace:off:bc']
+COALESCE_EVENTS = 'tb.events=tick_bc:tick_bc_enter+tick_bc:tick_bc_expire'
+PARTS_RUN = ('all', 'coalesce')
 
 
 # ---------------------------------------------------------------- metrics
@@ -167,6 +184,55 @@ def trace_boot(tree, label, outroot, seed):
 	for name in ('control', 'bc'):
 		m[name] = hops.summary(hops.sleeps(guestdata.trace(data, name)))
 	return m
+
+
+def coalesce_boot(tree, w_us, label, outroot, seed):
+	"""One traced hpet-halt boot; ours with coalescing window w_us."""
+	out = outroot / label
+	shutil.rmtree(out, ignore_errors=True)
+	cmdline = HALT + [COALESCE_EVENTS]
+	if tree == 'ours':
+		cmdline.append(f'tick_broadcast_coalesce_us={w_us}')
+	status, con, data, secs = qemu.boot(workspace.kernel_image(tree), COALESCE_PLAN, out,
+					    cmdline, 'qemu64', 4, (), 300, seed,
+					    what=f'bench {label}')
+	m = boot_metrics(status, con, data)
+	m['secs'] = secs
+	m['coalesce'] = coalesce.summary(coalesce.expiries(guestdata.trace(data, 'bc')),
+					 w_us * 1000)
+	m.update(per_sleep(guestdata.parse(data), m['coalesce']))
+	log(f'bench {label}: p99 {m.get("bc_p99", float("nan")):.0f} us, IRQ0 '
+	    f'{m.get("irq0_per_s", float("nan")):.0f}/s')
+	return m
+
+
+def per_sleep(res, co):
+	"""Interrupts per 100 tbprobe sleeps of the broadcast run (snapshots
+	mid..end around it, the trace over it): kernels that wake late also
+	complete fewer sleeps per second, so per second would flatter them."""
+	n = res['lat'].get('bc', {}).get('all', {}).get('n')
+	s = res['snaps']
+	if not n or 'mid' not in s or 'end' not in s:
+		return {}
+	ia, ib = guestdata.interrupts(s['mid']), guestdata.interrupts(s['end'])
+	out = {'irq0_per_100': 100 * (ib.get('0', 0) - ia.get('0', 0)) / n,
+	       'loc_per_100': 100 * (ib.get('LOC', 0) - ia.get('LOC', 0)) / n}
+	for k in ('ipis', 'early', 'waking'):
+		if co and co.get(k) is not None:
+			out[f'{k}_per_100'] = 100 * co[k] / n
+	return out
+
+
+def run_coalesce(outroot, runs=RUNS):
+	"""{'base': [m...], 0: [m...], 100: [...], ...}: W in microseconds."""
+	cols = ['base'] + list(COALESCE_W_US)
+	raw = {c: [] for c in cols}
+	for r in range(runs):
+		for c in (cols if r % 2 == 0 else cols[::-1]):
+			tree = 'base' if c == 'base' else 'ours'
+			w = 0 if c == 'base' else c
+			raw[c].append(coalesce_boot(tree, w, f'coalesce-{c}-{r}', outroot, r + 1))
+	return raw
 
 
 def workload_boots(raw, w, tree, r, outroot):
@@ -386,6 +452,41 @@ def scaling_table(raw):
 		      'p99 base (us)', 'p99 ours (us)', 'ratio'])
 
 
+def coalesce_table(raw, runs):
+	"""One row per kernel and window; medians over the runs."""
+	def v(col, key, sub=False):
+		out = []
+		for m in raw[col]:
+			x = (m.get('coalesce') or {}).get(key) if sub else m.get(key)
+			if isinstance(x, (int, float)):
+				out.append(x)
+		return out
+
+	def c(x, fmt='{:.0f}'):
+		return fmt.format(med(x)) if x else 'n/a'
+	base = {k: v('base', k) for k in ('irq0_per_100', 'loc_per_100', 'bc_p99')}
+	rows = []
+	for col in raw:
+		ours = col != 'base'
+		row = ['base' if not ours else f'W={col} us', c(v(col, 'irq0_per_s'))]
+		for k in ('irq0_per_100', 'loc_per_100'):
+			row += [c(v(col, k)), ratio(v(col, k), base[k]) if ours else '']
+		row += [c(v(col, 'ipis_per_100')) if ours else 'n/a',
+			c(v(col, 'early_per_100')) if ours else '',
+			'/'.join(c(v(col, k, True)) for k in ('early_p50', 'early_p90', 'early_max'))
+			if ours else '',
+			c(v(col, 'too_early', True)) if ours else '',
+			c(v(col, 'bc_p50')), c(v(col, 'bc_p99')),
+			ratio(v(col, 'bc_p99'), base['bc_p99']) if ours else '',
+			c(v(col, 'over_optimum', True), '{:.2f}x') if ours else 'n/a']
+		rows.append(row)
+	return table(f'== coalescing: hpet-halt, W by tick_broadcast_coalesce_us=, traced, {runs} '
+		     'runs each, medians; per 100 = per 100 tbprobe sleeps ==', rows,
+		     ['kernel', 'bc irqs/s', 'bc irqs per 100', '/base', 'LOC per 100', '/base',
+		      'wake IPIs per 100', 'early wakes per 100', 'early p50/p90/max (us)',
+		      'early > W', 'late p50 (us)', 'late p99 (us)', 'p99/base', 'expiries/optimum'])
+
+
 def core_table(raw):
 	runs = [m['core_bench'] for m in raw['workloads']['hpet-halt']['ours'] if 'core_bench' in m]
 	if not runs:
@@ -446,6 +547,8 @@ def cmd_bench(args):
 	workspace.install_deps(depends={'/usr/lib/python3/dist-packages/matplotlib':
 					'python3-matplotlib'})
 	names = args.workloads.split(',') if args.workloads else list(WORKLOADS)
+	if getattr(args, 'part', 'all') == 'coalesce':
+		names = ['hpet-halt']	# what the coalescing boots need built
 	unknown = [n for n in names if n not in WORKLOADS]
 	if unknown:
 		raise SystemExit(f'bench: unknown workload {", ".join(unknown)} '
@@ -457,20 +560,28 @@ def cmd_bench(args):
 	outroot = workspace.RUNS / 'bench'
 	shutil.rmtree(outroot, ignore_errors=True)
 	outroot.mkdir(parents=True)
+	only = getattr(args, 'part', 'all') == 'coalesce'
 	x86 = 'hpet-halt' in names
-	nboots = (args.runs * (len(names) + sum(WORKLOADS[n]['arat'] for n in names) + x86)
-		  + x86 * args.scaling_runs * len(SCALING_SMP)) * len(TREES)
+	nboots = args.runs * (len(COALESCE_W_US) + 1) if only or x86 else 0
+	if not only:
+		nboots += (args.runs * (len(names) + sum(WORKLOADS[n]['arat'] for n in names) + x86)
+			   + x86 * args.scaling_runs * len(SCALING_SMP)) * len(TREES)
 	log(f'bench: {nboots} boots of 10 s to 3 minutes each; logs in {outroot}')
-	raw = run_all(outroot, args.runs, args.scaling_runs, names)
+	raw = {} if only else run_all(outroot, args.runs, args.scaling_runs, names)
+	if only or x86:
+		raw['coalesce'] = run_coalesce(outroot, args.runs)
 	(outroot / 'raw.json').write_text(json.dumps(raw, indent=1, default=str))
 	parts = ['Only ratios within this one run count: the machine is shared and noisy,',
 		 'and absolute figures drift between invocations. QEMU TCG, 2 host cores.', '']
-	for name in names:
-		parts += [workload_table(name, raw), '', ours_stats_table(name, raw), '']
-	if x86:
-		parts += [parts_table(raw), '', hops_table(raw), '', scaling_table(raw), '',
-			  core_table(raw), '']
-	parts.append(plot(raw, outroot / 'lateness-cdf.png'))
+	if not only:
+		for name in names:
+			parts += [workload_table(name, raw), '', ours_stats_table(name, raw), '']
+		if x86:
+			parts += [parts_table(raw), '', hops_table(raw), '', scaling_table(raw), '',
+				  core_table(raw), '']
+		parts += [plot(raw, outroot / 'lateness-cdf.png'), '']
+	if 'coalesce' in raw:
+		parts += [coalesce_table(raw['coalesce'], args.runs)]
 	parts.append(f'bench: {time.time() - t0:.0f} s (builds {built:.0f} s)')
 	text = '\n'.join(parts)
 	(outroot / 'bench.txt').write_text(text + '\n')

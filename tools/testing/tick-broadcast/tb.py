@@ -11,7 +11,7 @@
   tb.py scenario NAME [TREE]    run one QEMU scenario (or "all")
   tb.py unit                    the testbed's own unit tests (no build)
   tb.py check [--quick]         everything: unit, static, series, KUnit, scenarios
-  tb.py bench [--runs N]        ours against the base, side by side
+  tb.py bench [--runs N] [--part coalesce]   ours against the base, side by side
 
 This file only builds the command line and dispatches. The layers below:
 
@@ -90,6 +90,8 @@ def parser():
 		       help=f'boots per kernel and -smp value (default {bench.SCALING_RUNS})')
 	e.add_argument('--workloads', default='',
 		       help=f'comma-separated subset of {",".join(bench.WORKLOADS)} (default: all)')
+	e.add_argument('--part', choices=bench.PARTS_RUN, default='all',
+		       help='coalesce: only the coalescing boots (default all)')
 	e.set_defaults(fn=bench.cmd_bench)
 	return p
 

@@ -17,6 +17,7 @@ LIBRARIES = {
 	'progress': set(),
 	'guestdata': set(),
 	'hops': set(),
+	'coalesce': set(),
 	'patchset': set(),
 	'scenarios': {'guestdata'},
 	'workspace': {'progress', 'patchset'},
