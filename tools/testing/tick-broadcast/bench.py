@@ -186,30 +186,39 @@ def trace_boot(tree, label, outroot, seed):
 	return m
 
 
-def coalesce_boot(tree, w_us, label, outroot, seed):
-	"""One traced hpet-halt boot; ours with coalescing window w_us."""
+def coalesce_boot(tree, w_us, label, outroot, seed, arch=workspace.ARCH):
+	"""One traced halt-flavour boot; ours with coalescing window w_us."""
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
 	cmdline = HALT + [COALESCE_EVENTS]
 	if tree == 'ours':
 		cmdline.append(f'tick_broadcast_coalesce_us={w_us}')
-	status, con, data, secs = qemu.boot(workspace.kernel_image(tree), COALESCE_PLAN, out,
-					    cmdline, 'qemu64', 4, (), 300, seed,
-					    what=f'bench {label}')
+	status, con, data, secs = qemu.boot(workspace.kernel_image(tree, arch=arch), COALESCE_PLAN,
+					    out, cmdline, None, 4, (), 300, seed,
+					    what=f'bench {label}', arch=arch)
 	m = boot_metrics(status, con, data)
 	m['secs'] = secs
-	m['coalesce'] = coalesce.summary(coalesce.expiries(guestdata.trace(data, 'bc')),
-					 w_us * 1000)
-	m.update(per_sleep(guestdata.parse(data), m['coalesce']))
-	log(f'bench {label}: p99 {m.get("bc_p99", float("nan")):.0f} us, IRQ0 '
+	events = guestdata.trace(data, 'bc')
+	res = guestdata.parse(data)
+	m['coalesce'] = coalesce.summary(coalesce.expiries(events), w_us * 1000)
+	m.update(per_sleep(res, m['coalesce'], coalesce.bc_handler_runs(events)))
+	snaps = res['snaps']
+	if arch != 'x86_64' and 'mid' in snaps and 'end' in snaps:
+		# no IRQ0 there: the hrtimer device's firings, from the same trace
+		secs = snaps['end'].get('uptime', 0) - snaps['mid'].get('uptime', 0)
+		if secs > 0:
+			m['irq0_per_s'] = coalesce.bc_handler_runs(events) / secs
+	log(f'bench {label}: p99 {m.get("bc_p99", float("nan")):.0f} us, broadcast '
 	    f'{m.get("irq0_per_s", float("nan")):.0f}/s')
 	return m
 
 
-def per_sleep(res, co):
+def per_sleep(res, co, bc_runs=None):
 	"""Interrupts per 100 tbprobe sleeps of the broadcast run (snapshots
 	mid..end around it, the trace over it): kernels that wake late also
-	complete fewer sleeps per second, so per second would flatter them."""
+	complete fewer sleeps per second, so per second would flatter them.
+	bc_runs: the broadcast device's firings where there is no IRQ0 to
+	count (arm64: the hrtimer device)."""
 	n = res['lat'].get('bc', {}).get('all', {}).get('n')
 	s = res['snaps']
 	if not n or 'mid' not in s or 'end' not in s:
@@ -217,21 +226,25 @@ def per_sleep(res, co):
 	ia, ib = guestdata.interrupts(s['mid']), guestdata.interrupts(s['end'])
 	out = {'irq0_per_100': 100 * (ib.get('0', 0) - ia.get('0', 0)) / n,
 	       'loc_per_100': 100 * (ib.get('LOC', 0) - ia.get('LOC', 0)) / n}
+	if bc_runs is not None and 'LOC' not in ib:
+		out = {'irq0_per_100': 100 * bc_runs / n}
 	for k in ('ipis', 'early', 'waking'):
 		if co and co.get(k) is not None:
 			out[f'{k}_per_100'] = 100 * co[k] / n
 	return out
 
 
-def run_coalesce(outroot, runs=RUNS):
+def run_coalesce(outroot, runs=RUNS, arch=workspace.ARCH):
 	"""{'base': [m...], 0: [m...], 100: [...], ...}: W in microseconds."""
 	cols = ['base'] + list(COALESCE_W_US)
 	raw = {c: [] for c in cols}
+	tag = '' if arch == workspace.ARCH else f'{arch}-'
 	for r in range(runs):
 		for c in (cols if r % 2 == 0 else cols[::-1]):
 			tree = 'base' if c == 'base' else 'ours'
 			w = 0 if c == 'base' else c
-			raw[c].append(coalesce_boot(tree, w, f'coalesce-{c}-{r}', outroot, r + 1))
+			raw[c].append(coalesce_boot(tree, w, f'coalesce-{tag}{c}-{r}', outroot, r + 1,
+						    arch))
 	return raw
 
 
@@ -452,7 +465,7 @@ def scaling_table(raw):
 		      'p99 base (us)', 'p99 ours (us)', 'ratio'])
 
 
-def coalesce_table(raw, runs):
+def coalesce_table(raw, runs, arch=workspace.ARCH):
 	"""One row per kernel and window; medians over the runs."""
 	def v(col, key, sub=False):
 		out = []
@@ -480,7 +493,9 @@ def coalesce_table(raw, runs):
 			ratio(v(col, 'bc_p99'), base['bc_p99']) if ours else '',
 			c(v(col, 'over_optimum', True), '{:.2f}x') if ours else 'n/a']
 		rows.append(row)
-	return table(f'== coalescing: hpet-halt, W by tick_broadcast_coalesce_us=, traced, {runs} '
+	what = ('hpet-halt' if arch == 'x86_64' else
+		'arm64-halt (bc irqs: the hrtimer device\'s bc_handler runs, no LOC)')
+	return table(f'== coalescing: {what}, W by tick_broadcast_coalesce_us=, traced, {runs} '
 		     'runs each, medians; per 100 = per 100 tbprobe sleeps ==', rows,
 		     ['kernel', 'bc irqs/s', 'bc irqs per 100', '/base', 'LOC per 100', '/base',
 		      'wake IPIs per 100', 'early wakes per 100', 'early p50/p90/max (us)',
@@ -548,7 +563,8 @@ def cmd_bench(args):
 					'python3-matplotlib'})
 	names = args.workloads.split(',') if args.workloads else list(WORKLOADS)
 	if getattr(args, 'part', 'all') == 'coalesce':
-		names = ['hpet-halt']	# what the coalescing boots need built
+		# what the coalescing boots need built
+		names = [n for n in names if n in ('hpet-halt', 'arm64-halt')] or ['hpet-halt']
 	unknown = [n for n in names if n not in WORKLOADS]
 	if unknown:
 		raise SystemExit(f'bench: unknown workload {", ".join(unknown)} '
@@ -562,14 +578,16 @@ def cmd_bench(args):
 	outroot.mkdir(parents=True)
 	only = getattr(args, 'part', 'all') == 'coalesce'
 	x86 = 'hpet-halt' in names
-	nboots = args.runs * (len(COALESCE_W_US) + 1) if only or x86 else 0
+	# the coalescing boots of each architecture whose halt workload runs
+	co_arches = [a for a, w in (('x86_64', 'hpet-halt'), ('arm64', 'arm64-halt')) if w in names]
+	nboots = args.runs * (len(COALESCE_W_US) + 1) * len(co_arches)
 	if not only:
 		nboots += (args.runs * (len(names) + sum(WORKLOADS[n]['arat'] for n in names) + x86)
 			   + x86 * args.scaling_runs * len(SCALING_SMP)) * len(TREES)
 	log(f'bench: {nboots} boots of 10 s to 3 minutes each; logs in {outroot}')
 	raw = {} if only else run_all(outroot, args.runs, args.scaling_runs, names)
-	if only or x86:
-		raw['coalesce'] = run_coalesce(outroot, args.runs)
+	for arch in co_arches:
+		raw[f'coalesce-{arch}'] = run_coalesce(outroot, args.runs, arch)
 	(outroot / 'raw.json').write_text(json.dumps(raw, indent=1, default=str))
 	parts = ['Only ratios within this one run count: the machine is shared and noisy,',
 		 'and absolute figures drift between invocations. QEMU TCG, 2 host cores.', '']
@@ -580,8 +598,8 @@ def cmd_bench(args):
 			parts += [parts_table(raw), '', hops_table(raw), '', scaling_table(raw), '',
 				  core_table(raw), '']
 		parts += [plot(raw, outroot / 'lateness-cdf.png'), '']
-	if 'coalesce' in raw:
-		parts += [coalesce_table(raw['coalesce'], args.runs)]
+	for arch in co_arches:
+		parts += [coalesce_table(raw[f'coalesce-{arch}'], args.runs, arch), '']
 	parts.append(f'bench: {time.time() - t0:.0f} s (builds {built:.0f} s)')
 	text = '\n'.join(parts)
 	(outroot / 'bench.txt').write_text(text + '\n')

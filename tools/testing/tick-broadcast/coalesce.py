@@ -43,6 +43,12 @@ def expiries(events):
 	return out
 
 
+def bc_handler_runs(events):
+	"""Firings of the hrtimer broadcast device (its bc_handler expiries)."""
+	return sum(1 for _, _, ev, kv in events
+		   if ev == 'hrtimer_expire_entry' and kv.get('function') == 'bc_handler')
+
+
 def greedy_stabs(times, window):
 	"""Fewest points p such that every t has one in [t - window, t]."""
 	stabs, point = 0, None
