@@ -49,6 +49,7 @@
 #include <linux/smp.h>
 
 #include "tick-broadcast-core.h"
+#include "tick-broadcast-kunit.h"
 #include "tick-broadcast-stats.h"
 #include "tick-internal.h"
 
@@ -82,14 +83,30 @@ static unsigned int bc_req_done;
 #ifdef CONFIG_TICK_ONESHOT
 static DEFINE_PER_CPU(struct clock_event_device *, tick_wakeup_dev);
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev);
-static void tick_broadcast_setup_oneshot(struct clock_event_device *bc);
+static void tick_broadcast_setup_oneshot(struct clock_event_device *bc, unsigned int cpu);
 #else
-static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bc) { }
+static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bc,
+						unsigned int cpu) { }
+#endif
+
+#ifdef CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST
+/* Set while a KUnit test has taken the broadcast over. */
+static struct tick_bc_kunit *bc_kunit;
 #endif
 
 static struct clock_event_device *bc_dev(void)
 {
 	return bc_tickdev.evtdev;
+}
+
+/* The tick device of @cpu (a test's fake one while a test runs). */
+static struct clock_event_device *bc_cpu_dev(unsigned int cpu)
+{
+#ifdef CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST
+	if (unlikely(bc_kunit))
+		return bc_kunit->local[cpu];
+#endif
+	return per_cpu(tick_cpu_device, cpu).evtdev;
 }
 
 static bool bc_is_hrtimer(struct clock_event_device *bc)
@@ -247,12 +264,12 @@ static void bc_send_ipis(struct cpumask *mask)
 	unsigned int cpu = cpumask_first(mask);
 
 	if (cpu < nr_cpu_ids)
-		per_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);
+		bc_cpu_dev(cpu)->broadcast(mask);
 }
 
 static void bc_run_local_handler(void)
 {
-	struct clock_event_device *dev = __this_cpu_read(tick_cpu_device.evtdev);
+	struct clock_event_device *dev = bc_cpu_dev(smp_processor_id());
 
 	dev->event_handler(dev);
 }
@@ -468,7 +485,7 @@ static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 		if (bc_periodic_mode())
 			bc_start_periodic(bc);
 		else
-			tick_broadcast_setup_oneshot(bc);
+			tick_broadcast_setup_oneshot(bc, cpu);
 		return 1;
 	}
 
@@ -596,18 +613,16 @@ void tick_set_periodic_handler(struct clock_event_device *dev, int broadcast)
 					 tick_handle_periodic;
 }
 
-static void __tick_broadcast_control(enum tick_broadcast_mode mode)
+static void __tick_broadcast_control(struct clock_event_device *dev, unsigned int cpu,
+				     enum tick_broadcast_mode mode)
 {
-	struct clock_event_device *bc, *dev;
+	struct clock_event_device *bc;
 	struct tick_bc_change ch;
-	unsigned int cpu;
 
-	dev = __this_cpu_read(tick_cpu_device.evtdev);
 	if (!dev || !(dev->features & CLOCK_EVT_FEAT_C3STOP) ||
 	    !tick_device_is_functional(dev))
 		return;
 
-	cpu = smp_processor_id();
 	bc = bc_dev();
 	ch = tick_bc_control(&tick_bc, cpu, mode);
 	trace_tick_bc_control(cpu, mode, test_bit(cpu, tick_bc.periodic));
@@ -648,7 +663,7 @@ void tick_broadcast_control(enum tick_broadcast_mode mode)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	__tick_broadcast_control(mode);
+	__tick_broadcast_control(__this_cpu_read(tick_cpu_device.evtdev), smp_processor_id(), mode);
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 }
 EXPORT_SYMBOL_GPL(tick_broadcast_control);
@@ -815,11 +830,11 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
  * Called with the lock held, for this CPU's dummy tick device in oneshot
  * mode: this CPU is running, so it does not sleep on the broadcast.
  */
-static void tick_broadcast_setup_oneshot(struct clock_event_device *bc)
+static void tick_broadcast_setup_oneshot(struct clock_event_device *bc, unsigned int cpu)
 {
 	if (!bc)
 		return;
-	tick_bc_cpu_reset(&tick_bc, smp_processor_id());
+	tick_bc_cpu_reset(&tick_bc, cpu);
 	if (bc->event_handler == tick_handle_oneshot_broadcast)
 		return;
 	bc->event_handler = tick_handle_oneshot_broadcast;
@@ -863,7 +878,7 @@ static void __tick_broadcast_switch_to_oneshot(void)
 		next = tick_get_next_period();
 		/* The handed-over CPUs' devices show the tick they wait for. */
 		for_each_cpu(cpu, to_cpumask(tick_bc.periodic)) {
-			dev = per_cpu(tick_cpu_device, cpu).evtdev;
+			dev = bc_cpu_dev(cpu);
 			if (cpu != this_cpu && dev)
 				dev->next_event = next;
 		}
@@ -965,12 +980,35 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
 		break;
 	case TICK_BC_EXIT_REPROGRAM:
 		clockevents_switch_state(dev, CLOCK_EVT_STATE_ONESHOT);
-		tick_program_event(dev->next_event, 1);
+		clockevents_program_event(dev, dev->next_event, true);
 		break;
 	default:
 		break;
 	}
 	tick_bc_stats_exit(a, now, slept_until);
+}
+
+/* ENTER or EXIT for @cpu, whose tick device is @dev. Interrupts disabled. */
+static int bc_oneshot_control(enum tick_broadcast_state state,
+			      struct clock_event_device *dev, unsigned int cpu)
+{
+	if (!READ_ONCE(bc_tickdev.evtdev)) {
+		if (state != TICK_BROADCAST_ENTER)
+			return 0;
+		trace_tick_bc_enter(cpu, dev->next_event, TICK_BC_ENTER_BUSY_NODEV);
+		tick_bc_stats_enter(TICK_BC_ENTER_BUSY_NODEV);
+		return -EBUSY;
+	}
+
+	if (state == TICK_BROADCAST_ENTER)
+		return bc_enter(dev, cpu);
+
+	/*
+	 * Read the clock before taking the lock, not under it: an earlier
+	 * "now" can only turn a force into a reprogram, which is always safe.
+	 */
+	bc_exit(dev, cpu, ktime_get());
+	return 0;
 }
 
 /**
@@ -992,7 +1030,6 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 {
 	struct tick_device *td = this_cpu_ptr(&tick_cpu_device);
 	unsigned int cpu = smp_processor_id();
-	ktime_t now;
 
 	/*
 	 * With interrupts on, the broadcast interrupt could run its expiry
@@ -1004,24 +1041,7 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 		return -EBUSY;
 	if (!wakeup_dev_control(state, td, cpu))
 		return 0;
-	if (!READ_ONCE(bc_tickdev.evtdev)) {
-		if (state != TICK_BROADCAST_ENTER)
-			return 0;
-		trace_tick_bc_enter(cpu, td->evtdev->next_event, TICK_BC_ENTER_BUSY_NODEV);
-		tick_bc_stats_enter(TICK_BC_ENTER_BUSY_NODEV);
-		return -EBUSY;
-	}
-
-	if (state == TICK_BROADCAST_ENTER)
-		return bc_enter(td->evtdev, cpu);
-
-	/*
-	 * Read the clock before taking the lock, not under it: an earlier
-	 * "now" can only turn a force into a reprogram, which is always safe.
-	 */
-	now = ktime_get();
-	bc_exit(td->evtdev, cpu, now);
-	return 0;
+	return bc_oneshot_control(state, td->evtdev, cpu);
 }
 
 #ifdef CONFIG_HOTPLUG_CPU
@@ -1071,6 +1091,152 @@ bool tick_broadcast_oneshot_available(void)
 
 	return bc && (bc->features & CLOCK_EVT_FEAT_ONESHOT);
 }
+
+#ifdef CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST
+/*
+ * The state a test runs on: allocated at the first test and kept, since
+ * tick_check_broadcast_expired() may still read the force mask of a
+ * state just handed back.
+ */
+static struct timerqueue_node *bc_kunit_sleep;
+static unsigned long *bc_kunit_masks;
+static struct cpumask *bc_kunit_online;
+
+static int bc_kunit_alloc(void)
+{
+	if (!bc_kunit_sleep)
+		bc_kunit_sleep = kcalloc(nr_cpu_ids, sizeof(*bc_kunit_sleep), GFP_KERNEL);
+	if (!bc_kunit_masks)
+		bc_kunit_masks = kcalloc(TICK_BC_NR_MASKS, cpumask_size(), GFP_KERNEL);
+	if (!bc_kunit_online)
+		bc_kunit_online = kzalloc(cpumask_size(), GFP_KERNEL);
+	return bc_kunit_sleep && bc_kunit_masks && bc_kunit_online ? 0 : -ENOMEM;
+}
+
+/* Under the lock: put the machine's broadcast aside, start afresh. */
+static void bc_kunit_swap_in(struct tick_bc_kunit *t)
+{
+	lockdep_assert_held(&tick_broadcast_lock);
+	if (bc_dev())
+		bc_shutdown(bc_dev(), false);
+	t->saved = tick_bc;
+	t->saved_dev = bc_dev();
+	t->saved_mode = bc_tickdev.mode;
+
+	cpumask_copy(bc_kunit_online, cpu_online_mask);
+	t->online = bc_kunit_online;
+	tick_bc_init(&tick_bc, &tick_bc_ops, nr_cpu_ids, cpumask_size() / sizeof(long),
+		     bc_kunit_sleep, bc_kunit_masks, cpumask_bits(bc_kunit_online));
+	t->core = &tick_bc;
+	WRITE_ONCE(bc_tickdev.evtdev, NULL);
+	bc_tickdev.mode = TICKDEV_MODE_PERIODIC;
+	bc_kunit = t;
+}
+
+/**
+ * tick_bc_kunit_begin - take the broadcast over for a KUnit test
+ * @t:		the takeover, @t->local set by the caller
+ *
+ * The machine's broadcast state and device are put aside (the device shut
+ * down), and the glue runs on a fresh state, in periodic mode and without
+ * a broadcast device, until tick_bc_kunit_end(). Refused while any CPU
+ * relies on the broadcast. A CPU entering deep idle meanwhile would sleep
+ * on the test's devices: for test kernels only.
+ *
+ * Return: 0, -EBUSY if the broadcast is in use, -ENOMEM.
+ */
+int tick_bc_kunit_begin(struct tick_bc_kunit *t)
+{
+	unsigned long flags;
+	int ret = bc_kunit_alloc();
+
+	if (ret)
+		return ret;
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	if (bc_kunit || tick_bc_busy(&tick_bc) || !tick_bc_periodic_empty(&tick_bc))
+		ret = -EBUSY;
+	else
+		bc_kunit_swap_in(t);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+	return ret;
+}
+
+/**
+ * tick_bc_kunit_end - give the broadcast back to the machine
+ * @t:		the takeover
+ *
+ * The device the test left installed is detached, so that the test can
+ * unregister it, and the machine's state and device come back; its
+ * device stays shut down until the next CPU sleeping on it arms it.
+ */
+void tick_bc_kunit_end(struct tick_bc_kunit *t)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	if (bc_dev()) {
+		bc_dev_sync();
+		clockevents_switch_state(bc_dev(), CLOCK_EVT_STATE_DETACHED);
+	}
+	tick_bc = t->saved;
+	WRITE_ONCE(bc_tickdev.evtdev, t->saved_dev);
+	bc_tickdev.mode = t->saved_mode;
+	bc_kunit = NULL;
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+}
+
+/**
+ * tick_bc_kunit_oneshot_control - tick_broadcast_enter()/exit() as @cpu
+ * @cpu:	the CPU to play, with its test tick device
+ * @state:	TICK_BROADCAST_ENTER or TICK_BROADCAST_EXIT
+ *
+ * Return: what __tick_broadcast_oneshot_control() would.
+ */
+int tick_bc_kunit_oneshot_control(unsigned int cpu, enum tick_broadcast_state state)
+{
+	unsigned long flags;
+	int ret;
+
+	if (WARN_ON_ONCE(!bc_kunit))
+		return -EINVAL;
+	local_irq_save(flags);
+	ret = bc_oneshot_control(state, bc_cpu_dev(cpu), cpu);
+	local_irq_restore(flags);
+	return ret;
+}
+
+/**
+ * tick_bc_kunit_control - tick_broadcast_control() as @cpu
+ * @cpu:	the CPU to play, with its test tick device
+ * @mode:	TICK_BROADCAST_ON, OFF or FORCE
+ */
+void tick_bc_kunit_control(unsigned int cpu, enum tick_broadcast_mode mode)
+{
+	unsigned long flags;
+
+	if (WARN_ON_ONCE(!bc_kunit))
+		return;
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	__tick_broadcast_control(bc_cpu_dev(cpu), cpu, mode);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+}
+
+/**
+ * tick_bc_kunit_synced - is every arming decided written to the device
+ *
+ * Return: true if no deferred arming waits to be written.
+ */
+bool tick_bc_kunit_synced(void)
+{
+	unsigned long flags;
+	bool synced;
+
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	synced = READ_ONCE(bc_req_done) == raw_read_seqcount(&bc_req_seq);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+	return synced;
+}
+#endif /* CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST */
 
 #else /* !CONFIG_TICK_ONESHOT */
 
