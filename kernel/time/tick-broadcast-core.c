@@ -55,6 +55,14 @@
  *
  * I3 and I5 are what "no lost wakeup" means here: every sleeper and every
  * forced CPU has a device interrupt coming no later than it needs one.
+ * They hold for the device only if the caller keeps one more:
+ *
+ *   I6  the device fires no later than armed
+ *
+ * since an enter arms the device only for a wakeup earlier than armed.
+ * In oneshot mode the device is therefore programmed only through
+ * ops->arm, and an interrupt of it always runs tick_bc_expire(), which
+ * sets armed to what it arms.
  *
  * Lazy dequeue
  * ------------
@@ -163,6 +171,27 @@
  * 7) The last TICK_BROADCAST_OFF in oneshot mode while others sleep: the
  *    device stays armed: shutting it down would strand the sleepers until
  *    some other interrupt came.
+ *
+ * 8) A periodic broadcast interrupt across the first switch to oneshot
+ *    mode (or raised between a device's installation and that switch):
+ *
+ *      CPU0 (broadcast irq)          CPU1
+ *      periodic handler
+ *                                    lock; switch: the periodic CPUs sleep
+ *                                    until next_period, armed = next_period
+ *      lock (spins) ...              unlock
+ *      ... mode is oneshot: unlock,
+ *      expire
+ *
+ *    Re-arming the device a period on, as in periodic mode, would break
+ *    I6: a CPU entering with a wakeup between armed and the device's time
+ *    would arm nothing and wake up to a period late. Just returning would
+ *    break I3: in emulated periodic mode the switch took the device's
+ *    arming as armed, and this interrupt is that arming, spent. So the
+ *    handler runs the oneshot expiry instead, which is safe at any time
+ *    (it wakes only expired and forced CPUs and re-arms for the earliest
+ *    sleeper, setting armed to it) and restores I3 and I6. It goes
+ *    through the deferred write like any expiry, so it cannot race one.
  */
 
 #include <linux/bitmap.h>

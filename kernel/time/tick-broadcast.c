@@ -85,6 +85,7 @@ static DEFINE_PER_CPU(struct clock_event_device *, tick_wakeup_dev);
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev);
 static void tick_broadcast_setup_oneshot(struct clock_event_device *bc, unsigned int cpu);
 #else
+static inline void tick_handle_oneshot_broadcast(struct clock_event_device *dev) { }
 static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bc,
 						unsigned int cpu) { }
 #endif
@@ -580,6 +581,18 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 	bool local;
 
 	raw_spin_lock(&tick_broadcast_lock);
+	/*
+	 * Raised before the switch to oneshot mode, handled after it: the
+	 * device belongs to the core now, and in emulated periodic mode this
+	 * interrupt is the only thing that would re-arm it. The oneshot
+	 * expiry does that for the core; see "Races handled" in
+	 * tick-broadcast-core.c.
+	 */
+	if (!bc_periodic_mode()) {
+		raw_spin_unlock(&tick_broadcast_lock);
+		tick_handle_oneshot_broadcast(dev);
+		return;
+	}
 	/* A late interrupt of a device shut down meanwhile. */
 	if (clockevent_state_shutdown(bc_dev())) {
 		raw_spin_unlock(&tick_broadcast_lock);
@@ -589,7 +602,8 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 	/*
 	 * Periodic mode emulated on a oneshot device: arm the next tick.
 	 * Nothing is deferred in periodic mode (the core arms the device
-	 * only in oneshot mode), so the device is ours under the lock.
+	 * only in oneshot mode, which is for good), so the device is ours
+	 * under the lock.
 	 */
 	if (clockevent_state_oneshot(dev))
 		clockevents_program_event(dev, ktime_add_ns(dev->next_event, TICK_NSEC), true);
