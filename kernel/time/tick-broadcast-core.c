@@ -192,6 +192,12 @@
  *    (it wakes only expired and forced CPUs and re-arms for the earliest
  *    sleeper, setting armed to it) and restores I3 and I6. It goes
  *    through the deferred write like any expiry, so it cannot race one.
+ *
+ * 9) The switch right after a periodic tick re-armed an emulating device,
+ *    before the tick moved next_period on: the device fires a period
+ *    after next_period. Taking its arming as armed = next_period would
+ *    break I6, so the switch takes it only when it is no later than
+ *    next_period (device_armed), and arms the device itself otherwise.
  */
 
 #include <linux/bitmap.h>
@@ -485,7 +491,7 @@ void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu)
  * @this_cpu:	the CPU switching
  * @next_period: the next periodic tick
  * @device_armed: the device already runs in oneshot state (emulated
- *		periodic mode) and is armed for @next_period
+ *		periodic mode) and is armed for @next_period or earlier
  *
  * The first switch turns the broadcast to oneshot mode for good. The CPUs
  * that waited for periodic broadcast ticks, but this one, are handed over

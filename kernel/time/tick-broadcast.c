@@ -873,8 +873,8 @@ static void __tick_broadcast_switch_to_oneshot(void)
 {
 	struct clock_event_device *bc, *dev;
 	bool from_periodic, fresh = false, armed = false;
+	ktime_t next = 0, expires = KTIME_MAX;
 	unsigned int cpu, this_cpu;
-	ktime_t next = 0;
 
 	bc = bc_dev();
 	this_cpu = smp_processor_id();
@@ -883,8 +883,9 @@ static void __tick_broadcast_switch_to_oneshot(void)
 
 	if (bc && bc->event_handler != tick_handle_oneshot_broadcast) {
 		fresh = true;
-		/* Emulated periodic mode: armed already for the next tick. */
+		/* Emulated periodic mode: armed already, for a periodic tick. */
 		armed = clockevent_state_oneshot(bc);
+		expires = bc->next_event;
 		bc->event_handler = tick_handle_oneshot_broadcast;
 		bc->next_event = KTIME_MAX;
 	}
@@ -899,7 +900,12 @@ static void __tick_broadcast_switch_to_oneshot(void)
 	}
 	if (from_periodic)
 		trace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));
-	tick_bc_switch_oneshot(&tick_bc, this_cpu, next, armed);
+	/*
+	 * Right after a periodic tick the device may be armed for the tick
+	 * after @next already, while @next has not moved on yet: then the
+	 * core arms it for @next itself.
+	 */
+	tick_bc_switch_oneshot(&tick_bc, this_cpu, next, armed && expires <= next);
 	/* A device installed in oneshot mode: re-evaluate the sleepers. */
 	if (fresh && !from_periodic)
 		tick_bc_retrigger(&tick_bc);
