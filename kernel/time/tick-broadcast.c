@@ -22,18 +22,29 @@
  * tick_broadcast_lock (bc_req_post()), and written to the device later:
  * programming an HPET is several slow MMIO accesses, and every CPU
  * entering or leaving deep idle would otherwise spin on the global lock
- * meanwhile. The rule every path that calls into the core follows:
+ * meanwhile. The rules:
  *
- *  - the idle and expiry paths, if they recorded a request, write it after
- *    dropping tick_broadcast_lock (bc_dev_flush()): at once if bc_dev_lock
- *    is free, else the CPU holding it writes it before it lets go;
- *  - every other path brings the device up to date with bc_dev_sync()
- *    before dropping tick_broadcast_lock, and before touching the device;
+ *  - the idle and expiry paths (enter, exit, the oneshot broadcast
+ *    interrupt), if they recorded a request, write it after dropping
+ *    tick_broadcast_lock (bc_dev_flush()): at once if bc_dev_lock is free,
+ *    else the CPU holding it writes it before it lets go;
+ *  - any other access to the broadcast device (programming it, changing
+ *    its state, handler, next_event or frequency, replacing it) is made
+ *    under tick_broadcast_lock after bc_dev_sync(), so that no deferred
+ *    write lands after it or races it; where the sync is implied (nothing
+ *    is ever deferred in periodic mode) bc_dev_assert_synced() says so;
+ *  - every other path that called into the core syncs again before
+ *    dropping tick_broadcast_lock;
  *  - the hrtimer pseudo device is written at once (bc_op_arm()): its
  *    owner must be known as soon as it is armed.
  *
  * An enter that records nothing (the device is armed early enough
  * already, the common case) neither flushes nor issues a barrier.
+ *
+ * Lockdep checks these rules: every function that needs
+ * tick_broadcast_lock or bc_dev_lock asserts it, the flush and the wake
+ * IPIs assert that tick_broadcast_lock is not held, and the idle and
+ * interrupt paths that interrupts are disabled.
  */
 
 #include <linux/cpu.h>
@@ -59,9 +70,17 @@
 enum { BC_DUTY_ARM, BC_DUTY_PULL };
 enum { BC_ROLE_BROADCAST, BC_ROLE_WAKEUP };
 
+/*
+ * Written under tick_broadcast_lock. Read locklessly: the device pointer
+ * by the idle paths (is there one at all) and tick_is_broadcast_device(),
+ * the mode by tick_broadcast_oneshot_active(); the masks of tick_bc by
+ * /proc/timer_list and tick_check_broadcast_expired() (this CPU's force
+ * bit, see the core's design comment).
+ */
 static struct tick_device bc_tickdev;
 static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(tick_broadcast_lock);
 static struct tick_bc tick_bc;
+/* The CPUs a broadcast interrupt wakes: the interrupted CPU's own. */
 static DEFINE_PER_CPU(cpumask_var_t, tick_bc_wake);
 
 /*
@@ -81,6 +100,7 @@ static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(bc_dev_lock);
 static unsigned int bc_req_done;
 
 #ifdef CONFIG_TICK_ONESHOT
+/* Written under tick_broadcast_lock, read locklessly by its own CPU. */
 static DEFINE_PER_CPU(struct clock_event_device *, tick_wakeup_dev);
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev);
 static void tick_broadcast_setup_oneshot(struct clock_event_device *bc, unsigned int cpu);
@@ -91,7 +111,7 @@ static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bc,
 #endif
 
 #ifdef CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST
-/* Set while a KUnit test has taken the broadcast over. */
+/* Set under tick_broadcast_lock while a KUnit test has the broadcast. */
 static struct tick_bc_kunit *bc_kunit;
 #endif
 
@@ -132,11 +152,11 @@ static void bc_set_affinity(struct clock_event_device *bc, unsigned int cpu)
 	irq_set_affinity(bc->irq, mask);
 }
 
-/* Called with bc_dev_lock held. */
 static void bc_dev_write(ktime_t expires, unsigned int cpu)
 {
 	struct clock_event_device *bc = bc_dev();
 
+	lockdep_assert_held(&bc_dev_lock);
 	if (expires == KTIME_MAX) {
 		bc->next_event = KTIME_MAX;
 		return;
@@ -160,6 +180,13 @@ static void bc_dev_sync(void)
 		WRITE_ONCE(bc_req_done, seq);
 	}
 	raw_spin_unlock(&bc_dev_lock);
+}
+
+/* Nothing deferred waits: the device may be touched under the lock. */
+static void bc_dev_assert_synced(void)
+{
+	lockdep_assert_held(&tick_broadcast_lock);
+	lockdep_assert(READ_ONCE(bc_req_done) == raw_read_seqcount(&bc_req_seq));
 }
 
 /* Record a request; see the top of this file for who writes it when. */
@@ -198,6 +225,8 @@ static void bc_dev_flush(void)
 	ktime_t expires;
 	unsigned int cpu;
 
+	lockdep_assert_irqs_disabled();
+	lockdep_assert_not_held(&tick_broadcast_lock);
 	for (;;) {
 		/* Orders our request or unlock before the check; see above. */
 		smp_mb();
@@ -224,6 +253,7 @@ static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 	struct clock_event_device *bc = bc_dev();
 	int owner = READ_ONCE(bc->bound_on);
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	trace_tick_bc_program(expires, cpu);
 	bc_req_post(expires, cpu);
 	/* The core asks for the owner right after arming. */
@@ -235,6 +265,7 @@ static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 
 static int bc_op_owner(struct tick_bc *core)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	return READ_ONCE(bc_dev()->bound_on);
 }
 
@@ -245,6 +276,7 @@ static const struct tick_bc_ops tick_bc_ops = {
 
 static void bc_shutdown(struct clock_event_device *bc, bool suspend)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	trace_tick_bc_shutdown(suspend);
 	bc_dev_sync();
 	clockevents_shutdown(bc);
@@ -253,6 +285,7 @@ static void bc_shutdown(struct clock_event_device *bc, bool suspend)
 
 static void bc_start_periodic(struct clock_event_device *bc)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (bc) {
 		bc_dev_sync();
 		tick_setup_periodic(bc, 1);
@@ -264,6 +297,7 @@ static void bc_send_ipis(struct cpumask *mask)
 {
 	unsigned int cpu = cpumask_first(mask);
 
+	lockdep_assert_not_held(&tick_broadcast_lock);
 	if (cpu < nr_cpu_ids)
 		bc_cpu_dev(cpu)->broadcast(mask);
 }
@@ -272,6 +306,7 @@ static void bc_run_local_handler(void)
 {
 	struct clock_event_device *dev = bc_cpu_dev(smp_processor_id());
 
+	lockdep_assert_not_held(&tick_broadcast_lock);
 	dev->event_handler(dev);
 }
 
@@ -341,6 +376,7 @@ int tick_broadcast_update_freq(struct clock_event_device *dev, u32 freq)
 	if (!tick_is_broadcast_device(dev))
 		return -ENODEV;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	bc_dev_sync();
 	ret = __clockevents_update_freq(dev, freq);
@@ -362,6 +398,7 @@ static void wakeup_dev_set(struct clock_event_device *dev, int cpu)
 {
 	struct clock_event_device *cur = per_cpu(tick_wakeup_dev, cpu);
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (dev) {
 		dev->event_handler = tick_oneshot_wakeup_handler;
 		trace_tick_bc_device(dev->name, cur ? cur->name : "", dev->rating,
@@ -373,6 +410,7 @@ static void wakeup_dev_set(struct clock_event_device *dev, int cpu)
 
 static bool wakeup_dev_offer(struct clock_event_device *dev, int cpu)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (!tick_bc_wakeup_eligible(per_cpu(tick_wakeup_dev, cpu), dev, cpu))
 		return false;
 	if (!try_module_get(dev->owner))
@@ -413,6 +451,7 @@ static bool bc_install(struct clock_event_device *dev, int cpu,
 {
 	struct clock_event_device *cur = bc_dev();
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (wakeup_dev_offer(dev, cpu))
 		return false;
 	if (!tick_bc_device_eligible(cur, dev, !bc_periodic_mode()) ||
@@ -479,6 +518,7 @@ static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 	struct clock_event_device *bc = bc_dev();
 	int ret = 0;
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (!tick_device_is_functional(dev)) {
 		dev->event_handler = tick_handle_periodic;
 		local_dev_set_broadcast_fn(dev);
@@ -562,6 +602,7 @@ static void bc_account_irq(struct cpumask *wake, bool local, ktime_t now,
 {
 	unsigned int cpu = smp_processor_id();
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	tick_bc_stats_irq(cpumask_weight(wake) + local);
 	if (!(periodic ? trace_tick_bc_periodic_enabled() : trace_tick_bc_expire_enabled()))
 		return;
@@ -580,6 +621,7 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 	struct cpumask *wake = *this_cpu_ptr(&tick_bc_wake);
 	bool local;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	/*
 	 * Raised before the switch to oneshot mode, handled after it: the
@@ -605,6 +647,7 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 	 * only in oneshot mode, which is for good), so the device is ours
 	 * under the lock.
 	 */
+	bc_dev_assert_synced();
 	if (clockevent_state_oneshot(dev))
 		clockevents_program_event(dev, ktime_add_ns(dev->next_event, TICK_NSEC), true);
 	bc_account_irq(wake, local, trace_tick_bc_periodic_enabled() ? ktime_get() : 0,
@@ -633,6 +676,7 @@ static void __tick_broadcast_control(struct clock_event_device *dev, unsigned in
 	struct clock_event_device *bc;
 	struct tick_bc_change ch;
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (!dev || !(dev->features & CLOCK_EVT_FEAT_C3STOP) ||
 	    !tick_device_is_functional(dev))
 		return;
@@ -695,6 +739,7 @@ void tick_broadcast_offline(unsigned int cpu)
 {
 	struct clock_event_device *bc;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	bc = bc_dev();
 #ifdef CONFIG_TICK_ONESHOT
@@ -739,6 +784,7 @@ bool tick_resume_check_broadcast(void)
 
 static void __tick_resume_broadcast(struct clock_event_device *bc)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	bc_dev_sync();
 	clockevents_tick_resume(bc);
 	if (bc_periodic_mode()) {
@@ -810,6 +856,7 @@ void tick_check_oneshot_broadcast_this_cpu(void)
 {
 	struct tick_device *td = this_cpu_ptr(&tick_cpu_device);
 
+	lockdep_assert_irqs_disabled();
 	if (!test_bit(smp_processor_id(), tick_bc.oneshot))
 		return;
 	if (td->mode == TICKDEV_MODE_ONESHOT)
@@ -822,6 +869,7 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 	ktime_t now;
 	bool local;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	/* It fired: disarmed, unless the expiry arms it again. */
 	bc_req_post(KTIME_MAX, smp_processor_id());
@@ -846,11 +894,13 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
  */
 static void tick_broadcast_setup_oneshot(struct clock_event_device *bc, unsigned int cpu)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (!bc)
 		return;
 	tick_bc_cpu_reset(&tick_bc, cpu);
 	if (bc->event_handler == tick_handle_oneshot_broadcast)
 		return;
+	bc_dev_sync();
 	bc->event_handler = tick_handle_oneshot_broadcast;
 	bc->next_event = KTIME_MAX;
 	tick_bc_retrigger(&tick_bc);
@@ -876,12 +926,14 @@ static void __tick_broadcast_switch_to_oneshot(void)
 	ktime_t next = 0, expires = KTIME_MAX;
 	unsigned int cpu, this_cpu;
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	bc = bc_dev();
 	this_cpu = smp_processor_id();
 	from_periodic = bc_periodic_mode();
 	bc_tickdev.mode = TICKDEV_MODE_ONESHOT;
 
 	if (bc && bc->event_handler != tick_handle_oneshot_broadcast) {
+		bc_dev_sync();
 		fresh = true;
 		/* Emulated periodic mode: armed already, for a periodic tick. */
 		armed = clockevent_state_oneshot(bc);
@@ -935,6 +987,7 @@ static int wakeup_dev_control(enum tick_broadcast_state state,
 	struct clock_event_device *wd = per_cpu(tick_wakeup_dev, cpu);
 	struct clock_event_device *dev = td->evtdev;
 
+	lockdep_assert_irqs_disabled();
 	if (td->mode != TICKDEV_MODE_ONESHOT || !wd)
 		return -ENODEV;
 
@@ -961,6 +1014,7 @@ static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 	unsigned int count;
 	bool stop_local, posted;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	count = bc_req_count();
 	r = tick_bc_enter(&tick_bc, cpu, dev->next_event, &stop_local);
@@ -983,6 +1037,7 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
 	enum tick_bc_exit_action a;
 	ktime_t slept_until;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	a = tick_bc_exit(&tick_bc, cpu, dev->next_event, now);
 	/* Only the woken exits account their lateness. */
