@@ -325,12 +325,13 @@ static void expect_oneshot_armed(struct glue *g, const char *after, struct fake_
 	unsigned int cpu = 0;
 
 	first = first_sleeper(g, &cpu);
+	fmt_t(g, armed, a, sizeof(a));
 	if (armed > core->armed)
 		KUNIT_FAIL(g->test, "after %s: the device fires at %s, the core believes at %s",
-			   after, fmt_t(g, armed, a, sizeof(a)), fmt_t(g, core->armed, b, sizeof(b)));
+			   after, a, fmt_t(g, core->armed, b, sizeof(b)));
 	if (armed > first)
 		KUNIT_FAIL(g->test, "after %s: the device fires at %s, CPU%u sleeps until %s",
-			   after, fmt_t(g, armed, a, sizeof(a)), cpu, fmt_t(g, first, b, sizeof(b)));
+			   after, a, cpu, fmt_t(g, first, b, sizeof(b)));
 	if (core->nr_force && armed == KTIME_MAX)
 		KUNIT_FAIL(g->test, "after %s: %u CPUs wait for a forced wakeup, the device is off",
 			   after, core->nr_force);
@@ -351,7 +352,7 @@ static void expect_consistent(struct glue *g, const char *after)
 		return;
 	}
 	if (bc && !tick_bc_periodic_empty(g->t.core) && bc->armed == KTIME_MAX)
-		KUNIT_FAIL(g->test, "after %s: CPUs wait for periodic broadcast ticks, the device is off",
+		KUNIT_FAIL(g->test, "after %s: CPUs wait for periodic ticks, the device is off",
 			   after);
 }
 
@@ -385,7 +386,7 @@ static void play_control(struct glue *g, unsigned int cpu, enum tick_broadcast_m
 
 /* Run @handler as the interrupt of @f, which has fired already. */
 static void play_handler(struct glue *g, struct fake_dev *f,
-			 void (*handler)(struct clock_event_device *), const char *what)
+			 void (*handler)(struct clock_event_device *ced), const char *what)
 {
 	unsigned long flags;
 
@@ -452,7 +453,7 @@ static ktime_t in_ms(unsigned int ms)
 static void glue_periodic_irq_after_switch_keeps_handed_over_cpus_armed(struct kunit *test)
 {
 	const unsigned int *features = test->param_value;
-	void (*periodic_handler)(struct clock_event_device *);
+	void (*periodic_handler)(struct clock_event_device *ced);
 	struct glue *g = glue_begin(test);
 	struct fake_dev *bc = glue_register_bc(g, *features);
 	unsigned int c = g->cpu[2];
@@ -705,6 +706,7 @@ static struct kunit_suite tick_broadcast_glue_suite = {
 	.name = "tick_broadcast_glue",
 	.test_cases = tick_broadcast_glue_cases,
 };
+
 kunit_test_suite(tick_broadcast_glue_suite);
 
 MODULE_DESCRIPTION("KUnit tests of the tick broadcast glue with fake devices");
