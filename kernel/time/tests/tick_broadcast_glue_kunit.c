@@ -599,6 +599,71 @@ static void glue_periodic_last_off_stops_device(struct kunit *test)
 }
 
 /*
+ * After TICK_BROADCAST_FORCE an OFF is ignored: in periodic mode the
+ * device keeps ticking the CPU, whose own device stays off.
+ */
+static void glue_off_after_force_keeps_periodic_ticks(struct kunit *test)
+{
+	struct glue *g = glue_begin(test);
+	struct fake_dev *bc = glue_register_bc(g, 0);
+	unsigned int a = g->cpu[0];
+
+	KUNIT_ASSERT_PTR_EQ(test, glue_bc(g), bc);
+	play_control(g, a, TICK_BROADCAST_FORCE);
+	play_control(g, a, TICK_BROADCAST_OFF);
+	KUNIT_EXPECT_NE(test, bc->armed, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, g->local[a].armed, KTIME_MAX);
+	play_irq(g, bc);
+	KUNIT_EXPECT_EQ(test, ipis(g, a), 1);
+}
+
+/*
+ * A better device registered in periodic mode takes the periodic ticks
+ * over; the old one is detached and a late interrupt of it does nothing.
+ */
+static void glue_replacing_device_in_periodic_mode_moves_the_ticks(struct kunit *test)
+{
+	struct glue *g = glue_begin(test);
+	struct fake_dev *old = glue_register_bc(g, 0), *bc;
+	void (*old_handler)(struct clock_event_device *ced);
+	unsigned int a = g->cpu[0];
+
+	KUNIT_ASSERT_PTR_EQ(test, glue_bc(g), old);
+	play_control(g, a, TICK_BROADCAST_ON);
+	old_handler = old->ced.event_handler;
+	bc = glue_register_bc(g, 0);
+	KUNIT_ASSERT_PTR_EQ(test, glue_bc(g), bc);
+	expect_consistent(g, "the replacement");
+	KUNIT_EXPECT_NE(test, bc->armed, KTIME_MAX);
+	KUNIT_EXPECT_TRUE(test, clockevent_state_detached(&old->ced));
+	KUNIT_EXPECT_TRUE(test, old->ced.event_handler != old_handler);
+
+	play_handler(g, old, old->ced.event_handler, "a late interrupt of the old device");
+	KUNIT_EXPECT_EQ(test, ipis(g, a), 0);
+	play_irq(g, bc);
+	KUNIT_EXPECT_EQ(test, ipis(g, a), 1);
+}
+
+/* In periodic mode the last periodic CPU going offline stops the device. */
+static void glue_offline_of_last_periodic_cpu_stops_device(struct kunit *test)
+{
+	struct glue *g = glue_begin(test);
+	struct fake_dev *bc = glue_register_bc(g, 0);
+	unsigned int a = g->cpu[0];
+
+	KUNIT_ASSERT_PTR_EQ(test, glue_bc(g), bc);
+	play_control(g, a, TICK_BROADCAST_ON);
+	KUNIT_EXPECT_NE(test, bc->armed, KTIME_MAX);
+	cpumask_clear_cpu(a, g->t.online);
+	local_irq_disable();
+	tick_broadcast_offline(a);
+	local_irq_enable();
+	expect_consistent(g, "the offline of the last periodic CPU");
+	KUNIT_EXPECT_TRUE(test, clockevent_state_shutdown(&bc->ced));
+	KUNIT_EXPECT_TRUE(test, tick_bc_periodic_empty(g->t.core));
+}
+
+/*
  * Suspend shuts the device down; resume brings it back and, with a CPU
  * still relying on it, arms it at once so that expiry looks at every
  * sleeper again. With nobody relying on it, it stays off.
@@ -683,6 +748,9 @@ static struct kunit_case tick_broadcast_glue_cases[] = {
 	KUNIT_CASE(glue_replacing_device_while_cpus_sleep_rearms_new_one),
 	KUNIT_CASE(glue_last_off_shuts_device_down_only_when_nobody_sleeps),
 	KUNIT_CASE(glue_periodic_last_off_stops_device),
+	KUNIT_CASE(glue_off_after_force_keeps_periodic_ticks),
+	KUNIT_CASE(glue_replacing_device_in_periodic_mode_moves_the_ticks),
+	KUNIT_CASE(glue_offline_of_last_periodic_cpu_stops_device),
 	KUNIT_CASE(glue_resume_rearms_for_sleeping_cpus),
 	KUNIT_CASE(glue_offline_of_steered_cpu_keeps_others_armed),
 	{}
