@@ -625,10 +625,8 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 	raw_spin_lock(&tick_broadcast_lock);
 	/*
 	 * Raised before the switch to oneshot mode, handled after it: the
-	 * device belongs to the core now, and in emulated periodic mode this
-	 * interrupt is the only thing that would re-arm it. The oneshot
-	 * expiry does that for the core; see "Races handled" in
-	 * tick-broadcast-core.c.
+	 * oneshot expiry re-arms the device for the core, see "Races
+	 * handled" in tick-broadcast-core.c.
 	 */
 	if (!bc_periodic_mode()) {
 		raw_spin_unlock(&tick_broadcast_lock);
@@ -919,12 +917,26 @@ static ktime_t tick_get_next_period(void)
 	return next;
 }
 
+/* The CPUs handed over at the switch: their devices show the tick they wait for. */
+static void bc_show_handover(ktime_t next, unsigned int this_cpu)
+{
+	struct clock_event_device *dev;
+	unsigned int cpu;
+
+	lockdep_assert_held(&tick_broadcast_lock);
+	for_each_cpu(cpu, to_cpumask(tick_bc.periodic)) {
+		dev = bc_cpu_dev(cpu);
+		if (cpu != this_cpu && dev)
+			dev->next_event = next;
+	}
+}
+
 static void __tick_broadcast_switch_to_oneshot(void)
 {
-	struct clock_event_device *bc, *dev;
 	bool from_periodic, fresh = false, armed = false;
 	ktime_t next = 0, expires = KTIME_MAX;
-	unsigned int cpu, this_cpu;
+	struct clock_event_device *bc;
+	unsigned int this_cpu;
 
 	lockdep_assert_held(&tick_broadcast_lock);
 	bc = bc_dev();
@@ -943,12 +955,7 @@ static void __tick_broadcast_switch_to_oneshot(void)
 	}
 	if (bc && from_periodic) {
 		next = tick_get_next_period();
-		/* The handed-over CPUs' devices show the tick they wait for. */
-		for_each_cpu(cpu, to_cpumask(tick_bc.periodic)) {
-			dev = bc_cpu_dev(cpu);
-			if (cpu != this_cpu && dev)
-				dev->next_event = next;
-		}
+		bc_show_handover(next, this_cpu);
 	}
 	if (from_periodic)
 		trace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));
