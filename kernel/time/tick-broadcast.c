@@ -1195,6 +1195,21 @@ static int bc_kunit_alloc(void)
 	return bc_kunit_sleep && bc_kunit_masks && bc_kunit_online ? 0 : -ENOMEM;
 }
 
+/*
+ * A CPU whose tick is still periodic switches to oneshot mode later, and
+ * would switch the test's state.
+ */
+static bool bc_kunit_ticks_settled(void)
+{
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu) {
+		if (per_cpu(tick_cpu_device, cpu).mode != TICKDEV_MODE_ONESHOT)
+			return false;
+	}
+	return true;
+}
+
 /* Under the lock: put the machine's broadcast aside, start afresh. */
 static void bc_kunit_swap_in(struct tick_bc_kunit *t)
 {
@@ -1222,10 +1237,12 @@ static void bc_kunit_swap_in(struct tick_bc_kunit *t)
  * The machine's broadcast state and device are put aside (the device shut
  * down), and the glue runs on a fresh state, in periodic mode and without
  * a broadcast device, until tick_bc_kunit_end(). Refused while any CPU
- * relies on the broadcast. A CPU entering deep idle meanwhile would sleep
- * on the test's devices: for test kernels only.
+ * relies on the broadcast, and until every CPU's tick runs in oneshot
+ * mode. A CPU entering deep idle meanwhile would sleep on the test's
+ * devices: for test kernels only.
  *
- * Return: 0, -EBUSY if the broadcast is in use, -ENOMEM.
+ * Return: 0, -EBUSY if the broadcast is in use, -EAGAIN if a CPU's tick
+ * is still periodic, -ENOMEM.
  */
 int tick_bc_kunit_begin(struct tick_bc_kunit *t)
 {
@@ -1237,6 +1254,8 @@ int tick_bc_kunit_begin(struct tick_bc_kunit *t)
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
 	if (bc_kunit || tick_bc_busy(&tick_bc) || !tick_bc_periodic_empty(&tick_bc))
 		ret = -EBUSY;
+	else if (!bc_kunit_ticks_settled())
+		ret = -EAGAIN;
 	else
 		bc_kunit_swap_in(t);
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
