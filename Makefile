@@ -17,7 +17,7 @@ TB := $(PYTHON) tools/testing/tick-broadcast/tb.py
 # make bench RUNS=2 SCALING_RUNS=1: fewer boots per kernel and workload
 BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $(SCALING_RUNS))
 
-.PHONY: all report check check-quick bench deps prepare build scenario kunit series unit
+.PHONY: all report check check-quick bench deps prepare build scenario kunit series unit mutate
 
 all: report
 
@@ -39,6 +39,11 @@ check-quick:
 # that the files it replaces or patches are the ones it was made against).
 series:
 	$(PYTHON) tools/testing/tick-broadcast/series.py $(if $(TB_BASE),--base $(TB_BASE))
+
+# Break the core and the glue on purpose, one small substitution at a
+# time, and report which fast test catches each (ONLY=id,id: just those).
+mutate:
+	$(PYTHON) tools/testing/tick-broadcast/mutate.py $(if $(ONLY),--only $(ONLY))
 
 deps:
 	$(TB) deps
