@@ -28,6 +28,7 @@
 #include <linux/irq.h>
 #include <linux/irqflags.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -57,11 +58,13 @@ struct glue;
 /*
  * A fake clock event device: a broadcast device or a CPU's tick device.
  * @armed is when it would fire: what it was programmed for last, KTIME_MAX
- * once shut down, switched or fired.
+ * once shut down, switched or fired. Programming takes @slow_us, as an
+ * HPET's MMIO accesses do under virtualisation.
  */
 struct fake_dev {
 	struct clock_event_device	ced;
 	struct glue			*g;
+	unsigned int			slow_us;
 	ktime_t				armed;
 	unsigned int			nr;
 	struct fake_event		ev[NR_EVENTS];
@@ -97,6 +100,7 @@ static int fake_set_next_ktime(ktime_t expires, struct clock_event_device *ced)
 {
 	struct fake_dev *f = to_fake(ced);
 
+	udelay(f->slow_us);
 	f->armed = expires;
 	record(f, EV_PROGRAM, expires, 0);
 	return 0;
@@ -761,6 +765,87 @@ static void glue_offline_of_steered_cpu_keeps_others_armed(struct kunit *test)
 	play_exit(g, b);
 }
 
+#define RACE_ROUNDS	200
+
+/* Two CPUs entering deep idle at once, round after round. */
+struct race {
+	struct glue		*g;
+	atomic_t		round;
+	atomic_t		done;
+	struct completion	finished[2];
+};
+
+struct racer {
+	struct race		*race;
+	unsigned int		nr;
+};
+
+/*
+ * Each round, enter with a wakeup earlier than any before, so that the
+ * enter records an arming and flushes it, then leave again.
+ */
+static int racer_fn(void *data)
+{
+	struct racer *r = data;
+	struct glue *g = r->race->g;
+	unsigned int cpu = g->cpu[r->nr];
+	ktime_t base = ktime_add_ms(g->t0, 10000);
+	int round;
+
+	for (round = 1; round <= RACE_ROUNDS; round++) {
+		/* Yielding: a stop_machine() (a clocksource change) may wait. */
+		while (atomic_read(&r->race->round) < round)
+			cond_resched();
+		g->local[cpu].ced.next_event = base - round * 10000 - r->nr * 1000;
+		tick_bc_kunit_oneshot_control(cpu, TICK_BROADCAST_ENTER);
+		tick_bc_kunit_oneshot_control(cpu, TICK_BROADCAST_EXIT);
+		atomic_inc(&r->race->done);
+	}
+	complete(&r->race->finished[r->nr]);
+	return 0;
+}
+
+/*
+ * Two CPUs record an arming at once while the device is slow to program:
+ * one finds the other writing the device and leaves its request to it,
+ * which must write it before it lets go. After every round nothing
+ * decided is left unwritten.
+ */
+static void glue_concurrent_enters_leave_no_arming_unwritten(struct kunit *test)
+{
+	struct glue *g = glue_begin(test);
+	struct fake_dev *bc = glue_oneshot(g, 0);
+	static struct racer racers[2] = { { .nr = 0 }, { .nr = 1 } };
+	static struct race race;
+	unsigned int unsynced = 0;
+	struct task_struct *task;
+	int round;
+
+	race = (struct race) { .g = g };
+	init_completion(&race.finished[0]);
+	init_completion(&race.finished[1]);
+	bc->slow_us = 200;
+	racers[0].race = &race;
+	racers[1].race = &race;
+	task = kthread_run_on_cpu(racer_fn, &racers[0], g->cpu[0], "glue_racer/%u");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	task = kthread_run_on_cpu(racer_fn, &racers[1], g->cpu[1], "glue_racer/%u");
+	if (IS_ERR(task))
+		complete(&race.finished[1]);
+	for (round = 1; round <= RACE_ROUNDS; round++) {
+		atomic_set(&race.round, round);
+		while (!IS_ERR(task) && atomic_read(&race.done) < 2 * round)
+			cond_resched();
+		unsynced += !tick_bc_kunit_synced();
+	}
+	wait_for_completion(&race.finished[0]);
+	wait_for_completion(&race.finished[1]);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	KUNIT_EXPECT_EQ_MSG(test, unsynced, 0, "rounds that left an arming unwritten");
+	expect_consistent(g, "the last round");
+	kunit_info(test, "%u device events in %d rounds\n", bc->nr, RACE_ROUNDS);
+}
+
 /*
  * Built-in suites run right after the initcalls, possibly before every
  * CPU's tick has switched to oneshot mode, which would switch the state a
@@ -806,6 +891,7 @@ static struct kunit_case tick_broadcast_glue_cases[] = {
 	KUNIT_CASE(glue_offline_of_last_periodic_cpu_stops_device),
 	KUNIT_CASE(glue_resume_rearms_for_sleeping_cpus),
 	KUNIT_CASE(glue_offline_of_steered_cpu_keeps_others_armed),
+	KUNIT_CASE_SLOW(glue_concurrent_enters_leave_no_arming_unwritten),
 	{}
 };
 
