@@ -189,6 +189,11 @@ def make_scratch(ours):
 	under a run.
 	"""
 	scratch = scratch_dir()
+	# The UML build is the scratch tree's own: keep it for the next run.
+	uml = scratch.with_name('mutate' + UML_BUILD)
+	if (scratch / UML_BUILD).exists():
+		shutil.rmtree(uml, ignore_errors=True)
+		(scratch / UML_BUILD).rename(uml)
 	if scratch.exists():
 		shutil.rmtree(scratch)
 	log(f'mutate: scratch tree {scratch} (hard links to {ours})')
@@ -196,6 +201,8 @@ def make_scratch(ours):
 	subprocess.run(['cp', '-al', str(ours), str(scratch)], check=True)
 	for d in scratch.glob('.build-*'):
 		shutil.rmtree(d)
+	if uml.exists():
+		uml.rename(scratch / UML_BUILD)
 	subprocess.run(['cp', '-a', str(ours / build), str(scratch / build)], check=True)
 	stamp = ours / '.tb-series-files'
 	for p in stamp.read_text().split() if stamp.exists() else []:
