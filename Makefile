@@ -20,7 +20,7 @@ TB := $(PYTHON) tools/testing/tick-broadcast/tb.py
 BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $(SCALING_RUNS)) \
 	      $(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(PART),--part $(PART))
 
-.PHONY: all report check check-quick bench deps prepare build scenario kunit series unit
+.PHONY: all report check check-quick bench deps prepare build scenario kunit series unit mutate
 
 all: report
 
@@ -42,6 +42,11 @@ check-quick:
 # that the files it replaces or patches are the ones it was made against).
 series:
 	$(PYTHON) tools/testing/tick-broadcast/series.py $(if $(TB_BASE),--base $(TB_BASE))
+
+# Break the core and the glue on purpose, one small substitution at a
+# time, and report which fast test catches each (ONLY=id,id: just those).
+mutate:
+	$(PYTHON) tools/testing/tick-broadcast/mutate.py $(if $(ONLY),--only $(ONLY))
 
 deps:
 	$(TB) deps

@@ -60,6 +60,14 @@
  *
  * I3 and I5 are what "no lost wakeup" means here: every sleeper and every
  * forced CPU has a device interrupt coming no later than it needs one.
+ * They hold for the device only if the caller keeps one more:
+ *
+ *   I6  the device fires no later than armed
+ *
+ * since an enter arms the device only for a wakeup earlier than armed.
+ * In oneshot mode the device is therefore programmed only through
+ * ops->arm, and an interrupt of it always runs tick_bc_expire(), which
+ * sets armed to what it arms.
  *
  * Lazy dequeue
  * ------------
@@ -214,6 +222,33 @@
  * 7) The last TICK_BROADCAST_OFF in oneshot mode while others sleep: the
  *    device stays armed: shutting it down would strand the sleepers until
  *    some other interrupt came.
+ *
+ * 8) A periodic broadcast interrupt across the first switch to oneshot
+ *    mode (or raised between a device's installation and that switch):
+ *
+ *      CPU0 (broadcast irq)          CPU1
+ *      periodic handler
+ *                                    lock; switch: the periodic CPUs sleep
+ *                                    until next_period, armed = next_period
+ *      lock (spins) ...              unlock
+ *      ... mode is oneshot: unlock,
+ *      expire
+ *
+ *    Re-arming the device a period on, as in periodic mode, would break
+ *    I6: a CPU entering with a wakeup between armed and the device's time
+ *    would arm nothing and wake up to a period late. Just returning would
+ *    break I3: in emulated periodic mode the switch took the device's
+ *    arming as armed, and this interrupt is that arming, spent. So the
+ *    handler runs the oneshot expiry instead, which is safe at any time
+ *    (it wakes only expired and forced CPUs and re-arms for the earliest
+ *    sleeper, setting armed to it) and restores I3 and I6. It goes
+ *    through the deferred write like any expiry, so it cannot race one.
+ *
+ * 9) The switch right after a periodic tick re-armed an emulating device,
+ *    before the tick moved next_period on: the device fires a period
+ *    after next_period. Taking its arming as armed = next_period would
+ *    break I6, so the switch takes it only when it is no later than
+ *    next_period (device_armed), and arms the device itself otherwise.
  */
 
 #include <linux/bitmap.h>
@@ -512,7 +547,7 @@ void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu)
  * @this_cpu:	the CPU switching
  * @next_period: the next periodic tick
  * @device_armed: the device already runs in oneshot state (emulated
- *		periodic mode) and is armed for @next_period
+ *		periodic mode) and is armed for @next_period or earlier
  *
  * From now on @this_cpu may be woken early (see "Coalescing"). The first
  * switch turns the broadcast to oneshot mode for good. The CPUs

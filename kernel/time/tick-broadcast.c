@@ -22,18 +22,29 @@
  * tick_broadcast_lock (bc_req_post()), and written to the device later:
  * programming an HPET is several slow MMIO accesses, and every CPU
  * entering or leaving deep idle would otherwise spin on the global lock
- * meanwhile. The rule every path that calls into the core follows:
+ * meanwhile. The rules:
  *
- *  - the idle and expiry paths, if they recorded a request, write it after
- *    dropping tick_broadcast_lock (bc_dev_flush()): at once if bc_dev_lock
- *    is free, else the CPU holding it writes it before it lets go;
- *  - every other path brings the device up to date with bc_dev_sync()
- *    before dropping tick_broadcast_lock, and before touching the device;
+ *  - the idle and expiry paths (enter, exit, the oneshot broadcast
+ *    interrupt), if they recorded a request, write it after dropping
+ *    tick_broadcast_lock (bc_dev_flush()): at once if bc_dev_lock is free,
+ *    else the CPU holding it writes it before it lets go;
+ *  - any other access to the broadcast device (programming it, changing
+ *    its state, handler, next_event or frequency, replacing it) is made
+ *    under tick_broadcast_lock after bc_dev_sync(), so that no deferred
+ *    write lands after it or races it; where the sync is implied (nothing
+ *    is ever deferred in periodic mode) bc_dev_assert_synced() says so;
+ *  - every other path that called into the core syncs again before
+ *    dropping tick_broadcast_lock;
  *  - the hrtimer pseudo device is written at once (bc_op_arm()): its
  *    owner must be known as soon as it is armed.
  *
  * An enter that records nothing (the device is armed early enough
  * already, the common case) neither flushes nor issues a barrier.
+ *
+ * Lockdep checks these rules: every function that needs
+ * tick_broadcast_lock or bc_dev_lock asserts it, the flush and the wake
+ * IPIs assert that tick_broadcast_lock is not held, and the idle and
+ * interrupt paths that interrupts are disabled.
  */
 
 #include <linux/cpu.h>
@@ -51,6 +62,7 @@
 #include <linux/smp.h>
 
 #include "tick-broadcast-core.h"
+#include "tick-broadcast-kunit.h"
 #include "tick-broadcast-stats.h"
 #include "tick-internal.h"
 
@@ -60,9 +72,17 @@
 enum { BC_DUTY_ARM, BC_DUTY_PULL };
 enum { BC_ROLE_BROADCAST, BC_ROLE_WAKEUP };
 
+/*
+ * Written under tick_broadcast_lock. Read locklessly: the device pointer
+ * by the idle paths (is there one at all) and tick_is_broadcast_device(),
+ * the mode by tick_broadcast_oneshot_active(); the masks of tick_bc by
+ * /proc/timer_list and tick_check_broadcast_expired() (this CPU's force
+ * bit, see the core's design comment).
+ */
 static struct tick_device bc_tickdev;
 static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(tick_broadcast_lock);
 static struct tick_bc tick_bc;
+/* The CPUs a broadcast interrupt wakes: the interrupted CPU's own. */
 static DEFINE_PER_CPU(cpumask_var_t, tick_bc_wake);
 
 /*
@@ -82,16 +102,34 @@ static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(bc_dev_lock);
 static unsigned int bc_req_done;
 
 #ifdef CONFIG_TICK_ONESHOT
+/* Written under tick_broadcast_lock, read locklessly by its own CPU. */
 static DEFINE_PER_CPU(struct clock_event_device *, tick_wakeup_dev);
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev);
-static void tick_broadcast_setup_oneshot(struct clock_event_device *bc);
+static void tick_broadcast_setup_oneshot(struct clock_event_device *bc, unsigned int cpu);
 #else
-static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bc) { }
+static inline void tick_handle_oneshot_broadcast(struct clock_event_device *dev) { }
+static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bc,
+						unsigned int cpu) { }
+#endif
+
+#ifdef CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST
+/* Set under tick_broadcast_lock while a KUnit test has the broadcast. */
+static struct tick_bc_kunit *bc_kunit;
 #endif
 
 static struct clock_event_device *bc_dev(void)
 {
 	return bc_tickdev.evtdev;
+}
+
+/* The tick device of @cpu (a test's fake one while a test runs). */
+static struct clock_event_device *bc_cpu_dev(unsigned int cpu)
+{
+#ifdef CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST
+	if (unlikely(bc_kunit))
+		return bc_kunit->local[cpu];
+#endif
+	return per_cpu(tick_cpu_device, cpu).evtdev;
 }
 
 static bool bc_is_hrtimer(struct clock_event_device *bc)
@@ -116,11 +154,11 @@ static void bc_set_affinity(struct clock_event_device *bc, unsigned int cpu)
 	irq_set_affinity(bc->irq, mask);
 }
 
-/* Called with bc_dev_lock held. */
 static void bc_dev_write(ktime_t expires, unsigned int cpu)
 {
 	struct clock_event_device *bc = bc_dev();
 
+	lockdep_assert_held(&bc_dev_lock);
 	if (expires == KTIME_MAX) {
 		bc->next_event = KTIME_MAX;
 		return;
@@ -144,6 +182,13 @@ static void bc_dev_sync(void)
 		WRITE_ONCE(bc_req_done, seq);
 	}
 	raw_spin_unlock(&bc_dev_lock);
+}
+
+/* Nothing deferred waits: the device may be touched under the lock. */
+static void bc_dev_assert_synced(void)
+{
+	lockdep_assert_held(&tick_broadcast_lock);
+	lockdep_assert(READ_ONCE(bc_req_done) == raw_read_seqcount(&bc_req_seq));
 }
 
 /* Record a request; see the top of this file for who writes it when. */
@@ -182,6 +227,8 @@ static void bc_dev_flush(void)
 	ktime_t expires;
 	unsigned int cpu;
 
+	lockdep_assert_irqs_disabled();
+	lockdep_assert_not_held(&tick_broadcast_lock);
 	for (;;) {
 		/* Orders our request or unlock before the check; see above. */
 		smp_mb();
@@ -208,6 +255,7 @@ static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 	struct clock_event_device *bc = bc_dev();
 	int owner = READ_ONCE(bc->bound_on);
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	trace_tick_bc_program(expires, cpu);
 	bc_req_post(expires, cpu);
 	/* The core asks for the owner right after arming. */
@@ -219,6 +267,7 @@ static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 
 static int bc_op_owner(struct tick_bc *core)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	return READ_ONCE(bc_dev()->bound_on);
 }
 
@@ -229,6 +278,7 @@ static const struct tick_bc_ops tick_bc_ops = {
 
 static void bc_shutdown(struct clock_event_device *bc, bool suspend)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	trace_tick_bc_shutdown(suspend);
 	bc_dev_sync();
 	clockevents_shutdown(bc);
@@ -237,6 +287,7 @@ static void bc_shutdown(struct clock_event_device *bc, bool suspend)
 
 static void bc_start_periodic(struct clock_event_device *bc)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (bc) {
 		bc_dev_sync();
 		tick_setup_periodic(bc, 1);
@@ -248,14 +299,16 @@ static void bc_send_ipis(struct cpumask *mask)
 {
 	unsigned int cpu = cpumask_first(mask);
 
+	lockdep_assert_not_held(&tick_broadcast_lock);
 	if (cpu < nr_cpu_ids)
-		per_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);
+		bc_cpu_dev(cpu)->broadcast(mask);
 }
 
 static void bc_run_local_handler(void)
 {
-	struct clock_event_device *dev = __this_cpu_read(tick_cpu_device.evtdev);
+	struct clock_event_device *dev = bc_cpu_dev(smp_processor_id());
 
+	lockdep_assert_not_held(&tick_broadcast_lock);
 	dev->event_handler(dev);
 }
 
@@ -325,6 +378,7 @@ int tick_broadcast_update_freq(struct clock_event_device *dev, u32 freq)
 	if (!tick_is_broadcast_device(dev))
 		return -ENODEV;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	bc_dev_sync();
 	ret = __clockevents_update_freq(dev, freq);
@@ -346,6 +400,7 @@ static void wakeup_dev_set(struct clock_event_device *dev, int cpu)
 {
 	struct clock_event_device *cur = per_cpu(tick_wakeup_dev, cpu);
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (dev) {
 		dev->event_handler = tick_oneshot_wakeup_handler;
 		trace_tick_bc_device(dev->name, cur ? cur->name : "", dev->rating,
@@ -357,6 +412,7 @@ static void wakeup_dev_set(struct clock_event_device *dev, int cpu)
 
 static bool wakeup_dev_offer(struct clock_event_device *dev, int cpu)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (!tick_bc_wakeup_eligible(per_cpu(tick_wakeup_dev, cpu), dev, cpu))
 		return false;
 	if (!try_module_get(dev->owner))
@@ -397,6 +453,7 @@ static bool bc_install(struct clock_event_device *dev, int cpu,
 {
 	struct clock_event_device *cur = bc_dev();
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (wakeup_dev_offer(dev, cpu))
 		return false;
 	if (!tick_bc_device_eligible(cur, dev, !bc_periodic_mode()) ||
@@ -463,6 +520,7 @@ static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 	struct clock_event_device *bc = bc_dev();
 	int ret = 0;
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (!tick_device_is_functional(dev)) {
 		dev->event_handler = tick_handle_periodic;
 		local_dev_set_broadcast_fn(dev);
@@ -470,7 +528,7 @@ static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 		if (bc_periodic_mode())
 			bc_start_periodic(bc);
 		else
-			tick_broadcast_setup_oneshot(bc);
+			tick_broadcast_setup_oneshot(bc, cpu);
 		return 1;
 	}
 
@@ -546,6 +604,7 @@ static void bc_account_irq(struct cpumask *wake, bool local, ktime_t now,
 {
 	unsigned int cpu = smp_processor_id();
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	tick_bc_stats_irq(cpumask_weight(wake) + local);
 	if (!(periodic ? trace_tick_bc_periodic_enabled() : trace_tick_bc_expire_enabled()))
 		return;
@@ -564,7 +623,18 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 	struct cpumask *wake = *this_cpu_ptr(&tick_bc_wake);
 	bool local;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
+	/*
+	 * Raised before the switch to oneshot mode, handled after it: the
+	 * oneshot expiry re-arms the device for the core, see "Races
+	 * handled" in tick-broadcast-core.c.
+	 */
+	if (!bc_periodic_mode()) {
+		raw_spin_unlock(&tick_broadcast_lock);
+		tick_handle_oneshot_broadcast(dev);
+		return;
+	}
 	/* A late interrupt of a device shut down meanwhile. */
 	if (clockevent_state_shutdown(bc_dev())) {
 		raw_spin_unlock(&tick_broadcast_lock);
@@ -574,8 +644,10 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 	/*
 	 * Periodic mode emulated on a oneshot device: arm the next tick.
 	 * Nothing is deferred in periodic mode (the core arms the device
-	 * only in oneshot mode), so the device is ours under the lock.
+	 * only in oneshot mode, which is for good), so the device is ours
+	 * under the lock.
 	 */
+	bc_dev_assert_synced();
 	if (clockevent_state_oneshot(dev))
 		clockevents_program_event(dev, ktime_add_ns(dev->next_event, TICK_NSEC), true);
 	bc_account_irq(wake, local, trace_tick_bc_periodic_enabled() ? ktime_get() : 0,
@@ -598,18 +670,17 @@ void tick_set_periodic_handler(struct clock_event_device *dev, int broadcast)
 					 tick_handle_periodic;
 }
 
-static void __tick_broadcast_control(enum tick_broadcast_mode mode)
+static void __tick_broadcast_control(struct clock_event_device *dev, unsigned int cpu,
+				     enum tick_broadcast_mode mode)
 {
-	struct clock_event_device *bc, *dev;
+	struct clock_event_device *bc;
 	struct tick_bc_change ch;
-	unsigned int cpu;
 
-	dev = __this_cpu_read(tick_cpu_device.evtdev);
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (!dev || !(dev->features & CLOCK_EVT_FEAT_C3STOP) ||
 	    !tick_device_is_functional(dev))
 		return;
 
-	cpu = smp_processor_id();
 	bc = bc_dev();
 	ch = tick_bc_control(&tick_bc, cpu, mode);
 	trace_tick_bc_control(cpu, mode, test_bit(cpu, tick_bc.periodic));
@@ -650,7 +721,7 @@ void tick_broadcast_control(enum tick_broadcast_mode mode)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	__tick_broadcast_control(mode);
+	__tick_broadcast_control(__this_cpu_read(tick_cpu_device.evtdev), smp_processor_id(), mode);
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 }
 EXPORT_SYMBOL_GPL(tick_broadcast_control);
@@ -668,6 +739,7 @@ void tick_broadcast_offline(unsigned int cpu)
 {
 	struct clock_event_device *bc;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	bc = bc_dev();
 #ifdef CONFIG_TICK_ONESHOT
@@ -712,6 +784,7 @@ bool tick_resume_check_broadcast(void)
 
 static void __tick_resume_broadcast(struct clock_event_device *bc)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	bc_dev_sync();
 	clockevents_tick_resume(bc);
 	if (bc_periodic_mode()) {
@@ -783,6 +856,7 @@ void tick_check_oneshot_broadcast_this_cpu(void)
 {
 	struct tick_device *td = this_cpu_ptr(&tick_cpu_device);
 
+	lockdep_assert_irqs_disabled();
 	if (!test_bit(smp_processor_id(), tick_bc.oneshot))
 		return;
 	if (td->mode == TICKDEV_MODE_ONESHOT)
@@ -802,6 +876,7 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 	ktime_t now;
 	bool local;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	/* It fired: disarmed, unless the expiry arms it again. */
 	bc_req_post(KTIME_MAX, smp_processor_id());
@@ -826,13 +901,15 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
  * Called with the lock held, for this CPU's dummy tick device in oneshot
  * mode: this CPU is running, so it does not sleep on the broadcast.
  */
-static void tick_broadcast_setup_oneshot(struct clock_event_device *bc)
+static void tick_broadcast_setup_oneshot(struct clock_event_device *bc, unsigned int cpu)
 {
+	lockdep_assert_held(&tick_broadcast_lock);
 	if (!bc)
 		return;
-	tick_bc_cpu_reset(&tick_bc, smp_processor_id());
+	tick_bc_cpu_reset(&tick_bc, cpu);
 	if (bc->event_handler == tick_handle_oneshot_broadcast)
 		return;
+	bc_dev_sync();
 	bc->event_handler = tick_handle_oneshot_broadcast;
 	bc->next_event = KTIME_MAX;
 	tick_bc_retrigger(&tick_bc);
@@ -851,37 +928,54 @@ static ktime_t tick_get_next_period(void)
 	return next;
 }
 
+/* The CPUs handed over at the switch: their devices show the tick they wait for. */
+static void bc_show_handover(ktime_t next, unsigned int this_cpu)
+{
+	struct clock_event_device *dev;
+	unsigned int cpu;
+
+	lockdep_assert_held(&tick_broadcast_lock);
+	for_each_cpu(cpu, to_cpumask(tick_bc.periodic)) {
+		dev = bc_cpu_dev(cpu);
+		if (cpu != this_cpu && dev)
+			dev->next_event = next;
+	}
+}
+
 static void __tick_broadcast_switch_to_oneshot(void)
 {
-	struct clock_event_device *bc, *dev;
 	bool from_periodic, fresh = false, armed = false;
-	unsigned int cpu, this_cpu;
-	ktime_t next = 0;
+	ktime_t next = 0, expires = KTIME_MAX;
+	struct clock_event_device *bc;
+	unsigned int this_cpu;
 
+	lockdep_assert_held(&tick_broadcast_lock);
 	bc = bc_dev();
 	this_cpu = smp_processor_id();
 	from_periodic = bc_periodic_mode();
 	bc_tickdev.mode = TICKDEV_MODE_ONESHOT;
 
 	if (bc && bc->event_handler != tick_handle_oneshot_broadcast) {
+		bc_dev_sync();
 		fresh = true;
-		/* Emulated periodic mode: armed already for the next tick. */
+		/* Emulated periodic mode: armed already, for a periodic tick. */
 		armed = clockevent_state_oneshot(bc);
+		expires = bc->next_event;
 		bc->event_handler = tick_handle_oneshot_broadcast;
 		bc->next_event = KTIME_MAX;
 	}
 	if (bc && from_periodic) {
 		next = tick_get_next_period();
-		/* The handed-over CPUs' devices show the tick they wait for. */
-		for_each_cpu(cpu, to_cpumask(tick_bc.periodic)) {
-			dev = per_cpu(tick_cpu_device, cpu).evtdev;
-			if (cpu != this_cpu && dev)
-				dev->next_event = next;
-		}
+		bc_show_handover(next, this_cpu);
 	}
 	if (from_periodic)
 		trace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));
-	tick_bc_switch_oneshot(&tick_bc, this_cpu, next, armed);
+	/*
+	 * Right after a periodic tick the device may be armed for the tick
+	 * after @next already, while @next has not moved on yet: then the
+	 * core arms it for @next itself.
+	 */
+	tick_bc_switch_oneshot(&tick_bc, this_cpu, next, armed && expires <= next);
 	/* A device installed in oneshot mode: re-evaluate the sleepers. */
 	if (fresh && !from_periodic)
 		tick_bc_retrigger(&tick_bc);
@@ -911,6 +1005,7 @@ static int wakeup_dev_control(enum tick_broadcast_state state,
 	struct clock_event_device *wd = per_cpu(tick_wakeup_dev, cpu);
 	struct clock_event_device *dev = td->evtdev;
 
+	lockdep_assert_irqs_disabled();
 	if (td->mode != TICKDEV_MODE_ONESHOT || !wd)
 		return -ENODEV;
 
@@ -937,6 +1032,7 @@ static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 	unsigned int count;
 	bool stop_local, posted;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	count = bc_req_count();
 	r = tick_bc_enter(&tick_bc, cpu, dev->next_event, &stop_local);
@@ -959,6 +1055,7 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
 	enum tick_bc_exit_action a;
 	ktime_t slept_until;
 
+	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	a = tick_bc_exit(&tick_bc, cpu, dev->next_event, now);
 	/* Only the woken exits account their lateness. */
@@ -976,12 +1073,35 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
 		break;
 	case TICK_BC_EXIT_REPROGRAM:
 		clockevents_switch_state(dev, CLOCK_EVT_STATE_ONESHOT);
-		tick_program_event(dev->next_event, 1);
+		clockevents_program_event(dev, dev->next_event, true);
 		break;
 	default:
 		break;
 	}
 	tick_bc_stats_exit(a, now, slept_until);
+}
+
+/* ENTER or EXIT for @cpu, whose tick device is @dev. Interrupts disabled. */
+static int bc_oneshot_control(enum tick_broadcast_state state,
+			      struct clock_event_device *dev, unsigned int cpu)
+{
+	if (!READ_ONCE(bc_tickdev.evtdev)) {
+		if (state != TICK_BROADCAST_ENTER)
+			return 0;
+		trace_tick_bc_enter(cpu, dev->next_event, TICK_BC_ENTER_BUSY_NODEV);
+		tick_bc_stats_enter(TICK_BC_ENTER_BUSY_NODEV);
+		return -EBUSY;
+	}
+
+	if (state == TICK_BROADCAST_ENTER)
+		return bc_enter(dev, cpu);
+
+	/*
+	 * Read the clock before taking the lock, not under it: an earlier
+	 * "now" can only turn a force into a reprogram, which is always safe.
+	 */
+	bc_exit(dev, cpu, ktime_get());
+	return 0;
 }
 
 /**
@@ -1003,7 +1123,6 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 {
 	struct tick_device *td = this_cpu_ptr(&tick_cpu_device);
 	unsigned int cpu = smp_processor_id();
-	ktime_t now;
 
 	/*
 	 * With interrupts on, the broadcast interrupt could run its expiry
@@ -1015,24 +1134,7 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 		return -EBUSY;
 	if (!wakeup_dev_control(state, td, cpu))
 		return 0;
-	if (!READ_ONCE(bc_tickdev.evtdev)) {
-		if (state != TICK_BROADCAST_ENTER)
-			return 0;
-		trace_tick_bc_enter(cpu, td->evtdev->next_event, TICK_BC_ENTER_BUSY_NODEV);
-		tick_bc_stats_enter(TICK_BC_ENTER_BUSY_NODEV);
-		return -EBUSY;
-	}
-
-	if (state == TICK_BROADCAST_ENTER)
-		return bc_enter(td->evtdev, cpu);
-
-	/*
-	 * Read the clock before taking the lock, not under it: an earlier
-	 * "now" can only turn a force into a reprogram, which is always safe.
-	 */
-	now = ktime_get();
-	bc_exit(td->evtdev, cpu, now);
-	return 0;
+	return bc_oneshot_control(state, td->evtdev, cpu);
 }
 
 #ifdef CONFIG_HOTPLUG_CPU
@@ -1082,6 +1184,171 @@ bool tick_broadcast_oneshot_available(void)
 
 	return bc && (bc->features & CLOCK_EVT_FEAT_ONESHOT);
 }
+
+#ifdef CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST
+/*
+ * The state a test runs on: allocated at the first test and kept, since
+ * tick_check_broadcast_expired() may still read the force mask of a
+ * state just handed back.
+ */
+static struct timerqueue_node *bc_kunit_sleep;
+static unsigned long *bc_kunit_masks;
+static struct cpumask *bc_kunit_online;
+
+static int bc_kunit_alloc(void)
+{
+	if (!bc_kunit_sleep)
+		bc_kunit_sleep = kcalloc(nr_cpu_ids, sizeof(*bc_kunit_sleep), GFP_KERNEL);
+	if (!bc_kunit_masks)
+		bc_kunit_masks = kcalloc(TICK_BC_NR_MASKS, cpumask_size(), GFP_KERNEL);
+	if (!bc_kunit_online)
+		bc_kunit_online = kzalloc(cpumask_size(), GFP_KERNEL);
+	return bc_kunit_sleep && bc_kunit_masks && bc_kunit_online ? 0 : -ENOMEM;
+}
+
+/*
+ * A CPU whose tick is still periodic switches to oneshot mode later, and
+ * would switch the test's state.
+ */
+static bool bc_kunit_ticks_settled(void)
+{
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu) {
+		if (per_cpu(tick_cpu_device, cpu).mode != TICKDEV_MODE_ONESHOT)
+			return false;
+	}
+	return true;
+}
+
+/* Under the lock: put the machine's broadcast aside, start afresh. */
+static void bc_kunit_swap_in(struct tick_bc_kunit *t)
+{
+	lockdep_assert_held(&tick_broadcast_lock);
+	if (bc_dev())
+		bc_shutdown(bc_dev(), false);
+	t->saved = tick_bc;
+	t->saved_dev = bc_dev();
+	t->saved_mode = bc_tickdev.mode;
+
+	cpumask_copy(bc_kunit_online, cpu_online_mask);
+	t->online = bc_kunit_online;
+	tick_bc_init(&tick_bc, &tick_bc_ops, nr_cpu_ids, cpumask_size() / sizeof(long),
+		     bc_kunit_sleep, bc_kunit_masks, cpumask_bits(bc_kunit_online));
+	t->core = &tick_bc;
+	WRITE_ONCE(bc_tickdev.evtdev, NULL);
+	bc_tickdev.mode = TICKDEV_MODE_PERIODIC;
+	bc_kunit = t;
+}
+
+/**
+ * tick_bc_kunit_begin - take the broadcast over for a KUnit test
+ * @t:		the takeover, @t->local set by the caller
+ *
+ * The machine's broadcast state and device are put aside (the device shut
+ * down), and the glue runs on a fresh state, in periodic mode and without
+ * a broadcast device, until tick_bc_kunit_end(). Refused while any CPU
+ * relies on the broadcast, and until every CPU's tick runs in oneshot
+ * mode. A CPU entering deep idle meanwhile would sleep on the test's
+ * devices: for test kernels only.
+ *
+ * Return: 0, -EBUSY if the broadcast is in use, -EAGAIN if a CPU's tick
+ * is still periodic, -ENOMEM.
+ */
+int tick_bc_kunit_begin(struct tick_bc_kunit *t)
+{
+	unsigned long flags;
+	int ret = bc_kunit_alloc();
+
+	if (ret)
+		return ret;
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	if (bc_kunit || tick_bc_busy(&tick_bc) || !tick_bc_periodic_empty(&tick_bc))
+		ret = -EBUSY;
+	else if (!bc_kunit_ticks_settled())
+		ret = -EAGAIN;
+	else
+		bc_kunit_swap_in(t);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+	return ret;
+}
+
+/**
+ * tick_bc_kunit_end - give the broadcast back to the machine
+ * @t:		the takeover
+ *
+ * The device the test left installed is detached, so that the test can
+ * unregister it, and the machine's state and device come back; its
+ * device stays shut down until the next CPU sleeping on it arms it.
+ */
+void tick_bc_kunit_end(struct tick_bc_kunit *t)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	if (bc_dev()) {
+		bc_dev_sync();
+		clockevents_switch_state(bc_dev(), CLOCK_EVT_STATE_DETACHED);
+	}
+	tick_bc = t->saved;
+	WRITE_ONCE(bc_tickdev.evtdev, t->saved_dev);
+	bc_tickdev.mode = t->saved_mode;
+	bc_kunit = NULL;
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+}
+
+/**
+ * tick_bc_kunit_oneshot_control - tick_broadcast_enter()/exit() as @cpu
+ * @cpu:	the CPU to play, with its test tick device
+ * @state:	TICK_BROADCAST_ENTER or TICK_BROADCAST_EXIT
+ *
+ * Return: what __tick_broadcast_oneshot_control() would.
+ */
+int tick_bc_kunit_oneshot_control(unsigned int cpu, enum tick_broadcast_state state)
+{
+	unsigned long flags;
+	int ret;
+
+	if (WARN_ON_ONCE(!bc_kunit))
+		return -EINVAL;
+	local_irq_save(flags);
+	ret = bc_oneshot_control(state, bc_cpu_dev(cpu), cpu);
+	local_irq_restore(flags);
+	return ret;
+}
+
+/**
+ * tick_bc_kunit_control - tick_broadcast_control() as @cpu
+ * @cpu:	the CPU to play, with its test tick device
+ * @mode:	TICK_BROADCAST_ON, OFF or FORCE
+ */
+void tick_bc_kunit_control(unsigned int cpu, enum tick_broadcast_mode mode)
+{
+	unsigned long flags;
+
+	if (WARN_ON_ONCE(!bc_kunit))
+		return;
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	__tick_broadcast_control(bc_cpu_dev(cpu), cpu, mode);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+}
+
+/**
+ * tick_bc_kunit_synced - is every arming decided written to the device
+ *
+ * Return: true if no deferred arming waits to be written.
+ */
+bool tick_bc_kunit_synced(void)
+{
+	unsigned long flags;
+	bool synced;
+
+	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
+	synced = READ_ONCE(bc_req_done) == raw_read_seqcount(&bc_req_seq);
+	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
+	return synced;
+}
+#endif /* CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST */
 
 #else /* !CONFIG_TICK_ONESHOT */
 

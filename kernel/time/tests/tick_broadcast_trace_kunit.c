@@ -433,6 +433,8 @@ static void enter_with_irqs_enabled_is_refused(struct kunit *test)
 	bool masked;
 	int ret;
 
+	/* Not with preemption disabled: logging allocates. */
+	kunit_info(test, "a WARNING about interrupts enabled is expected\n");
 	preempt_disable();
 	cpu = smp_processor_id();
 	dev = __this_cpu_read(tick_cpu_device.evtdev);
@@ -441,7 +443,6 @@ static void enter_with_irqs_enabled_is_refused(struct kunit *test)
 		preempt_enable();
 		kunit_skip(test, "no broadcast needed on this CPU");
 	}
-	kunit_info(test, "a WARNING about interrupts enabled is expected\n");
 	ret = tick_broadcast_enter();
 	masked = cpumask_test_cpu(cpu, tick_get_broadcast_oneshot_mask());
 	tick_broadcast_exit();

@@ -1,0 +1,384 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Mutation testing: break the broadcast code on purpose, see what catches it.
+
+Each mutant is one small substitution in one of our kernel files (the
+decision core or the glue), named after the rule it breaks. It is
+applied to a scratch copy of our workspace tree ($TB_CACHE/linux-<v>/
+mutate: the sources hard-linked to the ours tree, its build directory
+copied, a mutated file written as a new file so the ours tree never
+sees it), built incrementally, and tested by the fast tests in order:
+
+  1. a core mutant: the core suite (tick_broadcast_core) on UML, with
+     kunit.py run in the scratch tree's .build-um;
+  2. then, unless that caught it, and for every glue mutant: every KUnit
+     suite of ours (core, live, trace, glue) on x86_64 under QEMU with
+     4 CPUs (kunit.py exec on the scratch tree's .build-x86_64).
+
+A mutant is caught by the first stage with a failing case, or a run
+that crashes or times out; it survives if every case passes. A mutant
+that does not build, or whose text is no longer in its file, is an
+error of this list, not a score. The report (one row per mutant, the
+cases that caught it, and the score) is printed and written to
+$TB_CACHE/runs/mutate/report.txt, with each run's logs beside it.
+
+	mutate.py [--only ID[,ID...]] [--list]
+
+The ours tree must have been prepared and built (make build, or
+tb.py build ours); the unmutated tree must pass both stages, which is
+checked first.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import workspace  # noqa: E402
+from progress import Failed, die, elapsed, log, run_logged  # noqa: E402
+
+CORE = 'kernel/time/tick-broadcast-core.c'
+GLUE = 'kernel/time/tick-broadcast.c'
+OUT = workspace.RUNS / 'mutate'
+UML_BUILD = '.build-um'
+KUNIT_TIMEOUT = 120	# seconds; the suites take under 10 when nothing hangs
+
+
+@dataclass(frozen=True)
+class Mutant:
+	"""Replace old (exactly once in path) by new."""
+	id: str
+	path: str
+	what: str
+	old: str
+	new: str
+
+
+MUTANTS = [
+	# ---------------------------------------------------------- the core
+	Mutant('expire-no-rearm', CORE, 'expiry does not re-arm for the next sleeper',
+	       '\tnode = sleep_first(bc);\n\tif (node)\n\t\tbc_arm(bc, node->expires, sleep_cpu(bc, node));\n',
+	       '\tnode = sleep_first(bc);\n'),
+	Mutant('expire-forgets-forced', CORE, 'expiry does not wake the forced CPUs',
+	       '\t\tbitmap_or(wake, wake, bc->force, bc->nr_cpus);\n', ''),
+	Mutant('expire-wakes-stale', CORE, 'expiry wakes a CPU that left idle early (stale node)',
+	       '\t\tif (!test_bit(cpu, bc->oneshot))\n\t\t\tcontinue;\n', ''),
+	Mutant('rearm-for-stale', CORE,
+	       'the re-arm after expiry may be for a stale node (early, so harmless)',
+	       '\twhile ((node = timerqueue_getnext(&bc->sleepers)) &&\n'
+	       '\t       !test_bit(sleep_cpu(bc, node), bc->oneshot))\n'
+	       '\t\ttimerqueue_del(&bc->sleepers, node);\n\treturn node;\n',
+	       '\treturn timerqueue_getnext(&bc->sleepers);\n'),
+	Mutant('enter-skips-pending', CORE, 'enter skips the pending check (woken CPU queued again)',
+	       '\tif (test_bit(cpu, bc->pending)) {', '\tif (0 && test_bit(cpu, bc->pending)) {'),
+	Mutant('enter-arms-late', CORE, 'enter arms only for a wakeup 1 ms before the armed time',
+	       '\tif (wakeup < bc->armed) {', '\tif (wakeup + NSEC_PER_MSEC < bc->armed) {'),
+	Mutant('owner-may-sleep', CORE, 'the hrtimer owner may go deep (the owner -EBUSY rule)',
+	       '\treturn bc->hrtimer && bc->armed != KTIME_MAX && bc->ops->owner(bc) == (int)cpu;',
+	       '\treturn false;'),
+	Mutant('enter-owner-no-backout', CORE,
+	       'an enter that became the hrtimer owner does not back out',
+	       '\t\tif (bc->hrtimer && bc->ops->owner(bc) == (int)cpu) {', '\t\tif (0) {'),
+	Mutant('exit-never-forces', CORE, 'an exit past its event reprograms instead of forcing',
+	       '\tif (wakeup <= now && bc->armed <= now) {', '\tif (0) {'),
+	Mutant('exit-forces-undue', CORE, 'an exit past its event forces although the device is not due',
+	       '\tif (wakeup <= now && bc->armed <= now) {', '\tif (wakeup <= now) {'),
+	Mutant('exit-woken-reprograms', CORE, 'a woken exit reprograms its device',
+	       '\tif (__test_and_clear_bit(cpu, bc->pending))\n\t\treturn TICK_BC_EXIT_WOKEN;',
+	       '\tif (__test_and_clear_bit(cpu, bc->pending))\n\t\treturn TICK_BC_EXIT_REPROGRAM;'),
+	Mutant('offline-keeps-force', CORE, 'the force bit survives going offline',
+	       '\ttick_bc_cpu_reset(bc, cpu);\n\tforce_clear(bc, cpu);\n}', '\ttick_bc_cpu_reset(bc, cpu);\n}'),
+	Mutant('reset-keeps-queued', CORE, 'a reset CPU stays queued',
+	       '\t__clear_bit(cpu, bc->pending);\n\tsleep_dequeue(bc, cpu);\n}',
+	       '\t__clear_bit(cpu, bc->pending);\n}'),
+	Mutant('reset-keeps-pending', CORE, 'a reset CPU keeps its pending bit',
+	       '\t__clear_bit(cpu, bc->oneshot);\n\t__clear_bit(cpu, bc->pending);\n\tsleep_dequeue',
+	       '\t__clear_bit(cpu, bc->oneshot);\n\tsleep_dequeue'),
+	Mutant('retrigger-arms-nothing', CORE, 'a new or resumed device is not armed for the sleepers',
+	       '\tbc_arm(bc, 0, cpu);\n\treturn true;', '\treturn true;'),
+	Mutant('switch-hands-nobody-over', CORE, 'the switch to oneshot mode hands nobody over',
+	       '\t\t__set_bit(cpu, bc->oneshot);\n\t\tsleep_queue(bc, cpu, next_period);\n', ''),
+	Mutant('switch-trusts-any-arming', CORE,
+	       'the switch takes any device arming as the hand-over arming',
+	       '\tif (device_armed) {', '\tif (1) {'),
+	Mutant('off-after-force', CORE, 'TICK_BROADCAST_OFF still works after FORCE',
+	       '\t\tif (bc->forced)\n\t\t\tbreak;\n', ''),
+	Mutant('pull-no-rearm', CORE, 'the hrtimer broadcast is not taken from a dead CPU',
+	       '\tbc_arm(bc, bc->armed, this_cpu);\n\treturn was_forced;', '\treturn was_forced;'),
+	Mutant('new-device-keeps-armed', CORE, "a new device inherits the old one's arming",
+	       '\tbc->hrtimer = present && hrtimer;\n\tbc->armed = KTIME_MAX;',
+	       '\tbc->hrtimer = present && hrtimer;'),
+	# ---------------------------------------------------------- the glue
+	Mutant('periodic-irq-rearms', GLUE,
+	       'a periodic interrupt late for oneshot mode re-arms the device itself',
+	       '\tif (!bc_periodic_mode()) {\n\t\traw_spin_unlock(&tick_broadcast_lock);\n'
+	       '\t\ttick_handle_oneshot_broadcast(dev);\n\t\treturn;\n\t}\n', ''),
+	Mutant('periodic-irq-returns', GLUE, 'a periodic interrupt late for oneshot mode just returns',
+	       '\t\ttick_handle_oneshot_broadcast(dev);\n\t\treturn;\n', '\t\treturn;\n'),
+	Mutant('switch-ignores-expiry', GLUE,
+	       "the switch ignores that the device is armed a period after the hand-over",
+	       'armed && expires <= next);', 'armed);'),
+	Mutant('flush-no-recheck', GLUE,
+	       'the deferred write does not re-check for newer requests after unlocking',
+	       '\t\traw_spin_unlock(&bc_dev_lock);\n\t}\n}', '\t\traw_spin_unlock(&bc_dev_lock);\n\t\treturn;\n\t}\n}'),
+	Mutant('enter-no-flush', GLUE, 'enter records an arming and never writes it',
+	       '\tif (posted)\n\t\tbc_dev_flush();\n', ''),
+	Mutant('expiry-no-flush', GLUE, 'expiry re-arms and never writes it',
+	       '\tbc_send_ipis(wake);\n\tbc_dev_flush();\n', '\tbc_send_ipis(wake);\n'),
+	Mutant('install-no-sync', GLUE, 'replacing the device does not write the deferred arming first',
+	       '\tif (cur)\n\t\tbc_dev_sync();\n\t__clockevents_exchange_device(cur, dev);',
+	       '\t__clockevents_exchange_device(cur, dev);'),
+	Mutant('replaced-keeps-handler', GLUE, 'the replaced device keeps its interrupt handler',
+	       '\tif (cur)\n\t\tcur->event_handler = clockevents_handle_noop;\n', ''),
+	Mutant('offline-stays-in-core', GLUE, 'a CPU going offline stays in the masks, forced',
+	       '\ttick_bc_offline(&tick_bc, cpu);\n', ''),
+	Mutant('resume-no-retrigger', GLUE, 'resume does not arm the device for the sleepers',
+	       '\t/* Anybody still relying on it gets it re-evaluated at once. */\n'
+	       '\ttick_bc_retrigger(&tick_bc);\n', ''),
+	Mutant('last-off-shuts-down', GLUE, 'the last OFF in oneshot mode shuts the device down under sleepers',
+	       '\tif (ch.last && (bc_periodic_mode() || !tick_bc_busy(&tick_bc)))', '\tif (ch.last)'),
+	Mutant('exit-no-reprogram', GLUE, 'an early exit does not reprogram the CPU\'s device',
+	       '\t\tclockevents_program_event(dev, dev->next_event, true);\n', ''),
+	Mutant('enter-keeps-local', GLUE, "enter leaves the CPU's device running",
+	       '\tif (stop_local)\n\t\tclockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);\n', ''),
+	Mutant('never-steered', GLUE, 'the interrupt is never steered to the CPU it is armed for',
+	       '\tif (!(bc->features & CLOCK_EVT_FEAT_DYNIRQ) || cpumask_equal(bc->cpumask, mask))\n',
+	       '\tif (1)\n'),
+]
+
+
+def check_list(tree):
+	"""Errors of the list against the files in tree (a kernel tree or the repo)."""
+	errors, seen = [], set()
+	for m in MUTANTS:
+		if m.id in seen:
+			errors.append(f'{m.id}: duplicate id')
+		seen.add(m.id)
+		n = (tree / m.path).read_text().count(m.old)
+		if n != 1:
+			errors.append(f'{m.id}: its text occurs {n} times in {m.path}, not once')
+	return errors
+
+
+def write_new(path, data):
+	"""Write path as a new file: a hard link to the ours tree stays unchanged."""
+	tmp = path.with_name(path.name + '.mutate-tmp')
+	tmp.write_bytes(data)
+	os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------- scratch tree
+
+def scratch_dir():
+	return workspace.workdir() / 'mutate'
+
+
+def make_scratch(ours):
+	"""The scratch tree: ours hard-linked, its build directory copied.
+
+	The series' files are copied rather than linked: preparing the ours
+	tree rewrites them in place, which would change the scratch tree
+	under a run.
+	"""
+	scratch = scratch_dir()
+	# The UML build is the scratch tree's own: keep it for the next run.
+	uml = scratch.with_name('mutate' + UML_BUILD)
+	if (scratch / UML_BUILD).exists():
+		shutil.rmtree(uml, ignore_errors=True)
+		(scratch / UML_BUILD).rename(uml)
+	if scratch.exists():
+		shutil.rmtree(scratch)
+	log(f'mutate: scratch tree {scratch} (hard links to {ours})')
+	build = workspace.build_dir_name()
+	subprocess.run(['cp', '-al', str(ours), str(scratch)], check=True)
+	for d in scratch.glob('.build-*'):
+		shutil.rmtree(d)
+	if uml.exists():
+		uml.rename(scratch / UML_BUILD)
+	subprocess.run(['cp', '-a', str(ours / build), str(scratch / build)], check=True)
+	stamp = ours / '.tb-series-files'
+	for p in stamp.read_text().split() if stamp.exists() else []:
+		if (ours / p).exists():
+			write_new(scratch / p, (ours / p).read_bytes())
+	return scratch
+
+
+def restore(scratch, ours, paths):
+	for p in paths:
+		write_new(scratch / p, (ours / p).read_bytes())
+
+
+# ---------------------------------------------------------------- stages
+
+def results(json_path, logtext):
+	"""(failed case names, summary) of a kunit.py run; a crash fails.
+
+	Names are suite.case (suite.case.parameter); a case that never
+	reported (the kernel hung or crashed in it) is "suite (no result)".
+	"""
+	try:
+		data = json.loads(json_path.read_text())
+	except (OSError, ValueError):
+		return ['(no results: crash or timeout)'], 'no results'
+	failed, ran = [], []
+
+	def walk(node, path):
+		kids = node.get('sub_groups', []) + node.get('test_cases', [])
+		for k in kids:
+			walk(k, path + [k.get('name') or ''])
+		if kids:
+			return
+		name = '.'.join(path)
+		if not path[-1]:
+			name = ('.'.join(p for p in path if p) or 'later suites') + ' (no result)'
+		ran.append(name)
+		if node.get('status', '').upper() not in ('PASS', 'SKIP') and name not in failed:
+			failed.append(name)
+	walk(data, [])
+	done = re.search(r'Testing complete\. (Ran \d+ tests: .*)', logtext)
+	if not ran or not done:
+		failed.append('(incomplete run: crash or timeout)')
+	return failed, done.group(1) if done else 'incomplete'
+
+
+def x86_build(scratch, logdir):
+	cmd = ['make', 'ARCH=x86_64', f'O={workspace.build_dir_name()}',
+	       f'--jobs={workspace.JOBS}', 'CC=ccache gcc', 'bzImage']
+	rc, _ = run_logged(cmd, logdir / 'build-x86_64.log', 'mutate: x86_64 build',
+			   cwd=scratch, env=workspace.build_env())
+	return rc == 0
+
+
+def x86_kunit(scratch, logdir):
+	js = logdir / 'kunit-x86_64.json'
+	js.unlink(missing_ok=True)
+	cmd = [sys.executable, 'tools/testing/kunit/kunit.py', 'exec', '--arch', 'x86_64',
+	       '--build_dir', workspace.build_dir_name(), '--qemu_args', '-smp 4',
+	       '--timeout', str(KUNIT_TIMEOUT), f'--json={js}', 'tick_broadcast_*']
+	logfile = logdir / 'kunit-x86_64.log'
+	run_logged(cmd, logfile, 'mutate: KUnit on x86_64', cwd=scratch, env=workspace.build_env())
+	return results(js, logfile.read_text(errors='replace'))
+
+
+def uml_kunit(scratch, logdir):
+	"""Build and run the core suite on UML; None if the build failed."""
+	js = logdir / 'kunit-uml.json'
+	js.unlink(missing_ok=True)
+	cmd = [sys.executable, 'tools/testing/kunit/kunit.py', 'run',
+	       '--kunitconfig=kernel/time/tests', f'--build_dir={UML_BUILD}',
+	       '--make_options', 'CC=ccache gcc', '--make_options', 'HOSTCC=ccache gcc',
+	       '--jobs', str(workspace.JOBS), '--timeout', str(KUNIT_TIMEOUT), f'--json={js}',
+	       'tick_broadcast_core']
+	logfile = logdir / 'kunit-uml.log'
+	run_logged(cmd, logfile, 'mutate: core suite on UML', cwd=scratch, env=workspace.build_env())
+	text = logfile.read_text(errors='replace')
+	if 'Testing complete' not in text and re.search(r'error:|Error \d', text):
+		return None
+	return results(js, text)
+
+
+def run_stages(scratch, logdir, core):
+	"""(stage that caught it or '', failed cases, note) for the tree as it is."""
+	logdir.mkdir(parents=True, exist_ok=True)
+	if core:
+		res = uml_kunit(scratch, logdir)
+		if res is None:
+			return 'error', [], 'UML build failed'
+		if res[0]:
+			return 'UML', res[0], res[1]
+	if not x86_build(scratch, logdir):
+		return 'error', [], 'x86_64 build failed'
+	failed, summary = x86_kunit(scratch, logdir)
+	return ('x86_64' if failed else ''), failed, summary
+
+
+# ---------------------------------------------------------------- report
+
+def short(cases):
+	"""The failed cases, without the common name prefix, at most three."""
+	names = [c.replace('tick_broadcast_', '') for c in cases]
+	more = f' (+{len(names) - 3})' if len(names) > 3 else ''
+	return ', '.join(names[:3]) + more
+
+
+def report(rows):
+	lines = [f'{"mutant":28} {"file":6} {"caught by":8} cases', '-' * 100]
+	killed = errors = 0
+	for m, stage, cases, note, secs in rows:
+		where = 'core' if m.path == CORE else 'glue'
+		if stage == 'error':
+			errors += 1
+			lines.append(f'{m.id:28} {where:6} {"ERROR":8} {note}')
+			continue
+		killed += bool(stage)
+		lines.append(f'{m.id:28} {where:6} {stage or "SURVIVED":8} '
+			     f'{short(cases) if stage else m.what} [{elapsed(secs)}]')
+	valid = len(rows) - errors
+	lines += ['-' * 100, f'score: {killed}/{valid} mutants caught'
+		  + (f', {errors} errors in the list' if errors else '')]
+	return '\n'.join(lines)
+
+
+def main():
+	ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+	ap.add_argument('--only', help='comma-separated mutant ids')
+	ap.add_argument('--list', action='store_true', help='list the mutants and check them')
+	args = ap.parse_args()
+	ours = workspace.tree_dir('ours')
+	mutants = MUTANTS
+	if args.only:
+		want = set(args.only.split(','))
+		mutants = [m for m in MUTANTS if m.id in want]
+		if want - {m.id for m in mutants}:
+			die(f'no such mutant: {", ".join(sorted(want - {m.id for m in mutants}))}')
+	if args.list:
+		for m in mutants:
+			print(f'{m.id:28} {m.path:32} {m.what}')
+		errors = check_list(workspace.REPO)
+		print('\n'.join(errors) or f'{len(MUTANTS)} mutants, all apply')
+		return 1 if errors else 0
+	if not workspace.kernel_image('ours').exists():
+		die('build the ours tree first: make build (or tb.py build ours)')
+	errors = check_list(ours)
+	if errors:
+		die('the mutant list does not match the ours tree:\n' + '\n'.join(errors))
+
+	scratch = make_scratch(ours)
+	shutil.rmtree(OUT, ignore_errors=True)
+	stage, cases, note = run_stages(scratch, OUT / 'unmutated', core=True)
+	if stage:
+		die(f'the unmutated tree fails ({stage}): {short(cases) or note}; see {OUT}/unmutated')
+	log(f'mutate: the unmutated tree passes ({note}); {len(mutants)} mutants')
+
+	rows = []
+	for n, m in enumerate(mutants, 1):
+		t0 = time.time()
+		log(f'mutate: [{n}/{len(mutants)}] {m.id}: {m.what}')
+		text = (ours / m.path).read_text()
+		write_new(scratch / m.path, text.replace(m.old, m.new, 1).encode())
+		try:
+			stage, cases, note = run_stages(scratch, OUT / m.id, core=m.path == CORE)
+		finally:
+			restore(scratch, ours, [m.path])
+		rows.append((m, stage, cases, note, time.time() - t0))
+		log(f'mutate: {m.id}: {stage or "SURVIVED"} {short(cases)}')
+	text = report(rows)
+	(OUT / 'report.txt').write_text(text + '\n')
+	print(text)
+	log(f'mutate: report {OUT}/report.txt, logs in {OUT}/<mutant>/')
+	return 0
+
+
+if __name__ == '__main__':
+	try:
+		sys.exit(main())
+	except Failed as e:
+		die(str(e))
