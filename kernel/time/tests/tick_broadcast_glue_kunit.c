@@ -8,7 +8,8 @@
  * tick device. From the one thread running the case, pinned to one CPU,
  * it then plays three other CPUs entering and leaving deep idle, asking
  * for broadcast, going offline, and the broadcast interrupt, the switch
- * to oneshot mode, suspend and resume, all through the real code. The
+ * to oneshot mode, suspend and resume, all through the real code; one
+ * case has two CPUs, in kthreads, race each other's device writes. The
  * fake devices record every programming, every state change and every
  * wake IPI; they fire only when the case says so.
  *
@@ -53,8 +54,6 @@ struct fake_event {
 	int			state;	/* EV_STATE: the new state */
 };
 
-struct glue;
-
 /*
  * A fake clock event device: a broadcast device or a CPU's tick device.
  * @armed is when it would fire: what it was programmed for last, KTIME_MAX
@@ -63,7 +62,6 @@ struct glue;
  */
 struct fake_dev {
 	struct clock_event_device	ced;
-	struct glue			*g;
 	unsigned int			slow_us;
 	ktime_t				armed;
 	unsigned int			nr;
@@ -164,12 +162,11 @@ static void fake_ipi(const struct cpumask *mask)
 		record(&glue_now->local[cpu], EV_IPI, 0, 0);
 }
 
-static void fake_init(struct fake_dev *f, struct glue *g, const char *name,
-		      unsigned int features, int rating, const struct cpumask *mask)
+static void fake_init(struct fake_dev *f, const char *name, unsigned int features,
+		      int rating, const struct cpumask *mask)
 {
 	struct clock_event_device *ced = &f->ced;
 
-	f->g = g;
 	f->armed = KTIME_MAX;
 	ced->name = name;
 	ced->features = features | CLOCK_EVT_FEAT_ONESHOT | CLOCK_EVT_FEAT_KTIME;
@@ -194,7 +191,7 @@ static void local_init(struct glue *g, unsigned int cpu)
 {
 	struct fake_dev *f = &g->local[cpu];
 
-	fake_init(f, g, "glue_local", CLOCK_EVT_FEAT_C3STOP, 100, cpumask_of(cpu));
+	fake_init(f, "glue_local", CLOCK_EVT_FEAT_C3STOP, 100, cpumask_of(cpu));
 	f->ced.event_handler = fake_local_tick;
 	f->ced.broadcast = fake_ipi;
 	f->ced.next_event = KTIME_MAX;
@@ -279,7 +276,7 @@ static struct fake_dev *glue_register_bc(struct glue *g, unsigned int features)
 	static const char * const names[NR_FAKE_BC] = { "glue_bc0", "glue_bc1" };
 	struct fake_dev *f = &g->bc[g->nr_bc];
 
-	fake_init(f, g, names[g->nr_bc], features, 400 + 10 * g->nr_bc, cpu_possible_mask);
+	fake_init(f, names[g->nr_bc], features, 400 + 10 * g->nr_bc, cpu_possible_mask);
 	if (features & CLOCK_EVT_FEAT_DYNIRQ) {
 		g->irq = irq_alloc_desc(NUMA_NO_NODE);
 		KUNIT_ASSERT_GE(g->test, g->irq, 0);
