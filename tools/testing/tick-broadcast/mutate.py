@@ -70,7 +70,8 @@ MUTANTS = [
 	Mutant('expire-forgets-forced', CORE, 'expiry does not wake the forced CPUs',
 	       '\t\tbitmap_or(wake, wake, bc->force, bc->nr_cpus);\n', ''),
 	Mutant('expire-wakes-stale', CORE, 'expiry wakes a CPU that left idle early (stale node)',
-	       '\t\tif (!test_bit(cpu, bc->oneshot))\n\t\t\tcontinue;\n', ''),
+	       '\t/* Stale: the CPU left idle early and did not come back. */\n'
+	       '\tif (!test_bit(cpu, bc->oneshot))\n\t\treturn false;\n', ''),
 	Mutant('rearm-for-stale', CORE,
 	       'the re-arm after expiry may be for a stale node (early, so harmless)',
 	       '\twhile ((node = timerqueue_getnext(&bc->sleepers)) &&\n'
@@ -97,11 +98,12 @@ MUTANTS = [
 	Mutant('offline-keeps-force', CORE, 'the force bit survives going offline',
 	       '\ttick_bc_cpu_reset(bc, cpu);\n\tforce_clear(bc, cpu);\n}', '\ttick_bc_cpu_reset(bc, cpu);\n}'),
 	Mutant('reset-keeps-queued', CORE, 'a reset CPU stays queued',
-	       '\t__clear_bit(cpu, bc->pending);\n\tsleep_dequeue(bc, cpu);\n}',
-	       '\t__clear_bit(cpu, bc->pending);\n}'),
+	       '\t__clear_bit(cpu, bc->early);\n\tsleep_dequeue(bc, cpu);\n}',
+	       '\t__clear_bit(cpu, bc->early);\n}'),
 	Mutant('reset-keeps-pending', CORE, 'a reset CPU keeps its pending bit',
-	       '\t__clear_bit(cpu, bc->oneshot);\n\t__clear_bit(cpu, bc->pending);\n\tsleep_dequeue',
-	       '\t__clear_bit(cpu, bc->oneshot);\n\tsleep_dequeue'),
+	       '\t__clear_bit(cpu, bc->oneshot);\n\t__clear_bit(cpu, bc->pending);\n'
+	       '\t__clear_bit(cpu, bc->early);\n',
+	       '\t__clear_bit(cpu, bc->oneshot);\n\t__clear_bit(cpu, bc->early);\n'),
 	Mutant('retrigger-arms-nothing', CORE, 'a new or resumed device is not armed for the sleepers',
 	       '\tbc_arm(bc, 0, cpu);\n\treturn true;', '\treturn true;'),
 	Mutant('switch-hands-nobody-over', CORE, 'the switch to oneshot mode hands nobody over',
