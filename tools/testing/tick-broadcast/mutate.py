@@ -69,6 +69,12 @@ MUTANTS = [
 	       '\tnode = sleep_first(bc);\n'),
 	Mutant('expire-forgets-forced', CORE, 'expiry does not wake the forced CPUs',
 	       '\t\tbitmap_or(wake, wake, bc->force, bc->nr_cpus);\n', ''),
+	Mutant('coalesce-beyond-window', CORE, 'coalescing wakes sleepers up to twice the window early',
+	       'ktime_t limit = ktime_add_ns(now, bc->window);',
+	       'ktime_t limit = ktime_add_ns(now, 2 * bc->window);'),
+	Mutant('coalesce-periodic-cpu', CORE, 'coalescing wakes a CPU whose tick is periodic early',
+	       '\t\tif (test_bit(cpu, bc->oneshot) && !test_bit(cpu, bc->early_ok))\n'
+	       '\t\t\tcontinue;\n', ''),
 	Mutant('expire-wakes-stale', CORE, 'expiry wakes a CPU that left idle early (stale node)',
 	       '\t/* Stale: the CPU left idle early and did not come back. */\n'
 	       '\tif (!test_bit(cpu, bc->oneshot))\n\t\treturn false;\n', ''),
