@@ -16,10 +16,12 @@ t' <= t + W, repeat. The kernel cannot know the sleepers that enter
 after an interrupt, and under emulation its interrupts come late (a late
 interrupt serves more sleepers, so the ratio can fall below 1).
 
-This module imports nothing of the testbed; it turns events into figures.
+It imports only guestdata (the percentile rule); it turns events into figures.
 """
 
 import statistics
+
+from guestdata import percentile
 
 KTIME_MAX = 2**63 - 1
 
@@ -59,13 +61,6 @@ def greedy_stabs(times, window):
 	return stabs
 
 
-def _pct(v, p):
-	if not v:
-		return None
-	s = sorted(v)
-	return s[min(len(s) - 1, int(len(s) * p / 100))]
-
-
 def summary(exps, window_ns):
 	"""Figures of one traced run: counts, IPIs, early wakes (us), optimum."""
 	if not exps:
@@ -79,7 +74,7 @@ def summary(exps, window_ns):
 	opt = greedy_stabs([t for _, t in served], window_ns)
 	res = {'secs': secs, 'expiries': len(exps), 'waking': len(waking),
 	       'ipis': ipis, 'served': len(served), 'early': len(early),
-	       'early_p50': _pct(early, 50), 'early_p90': _pct(early, 90),
+	       'early_p50': percentile(early, 50), 'early_p90': percentile(early, 90),
 	       'early_max': max(early) if early else None,
 	       'early_mean': statistics.mean(early) if early else None,
 	       'optimum': opt, 'over_optimum': len(waking) / opt if opt else None,

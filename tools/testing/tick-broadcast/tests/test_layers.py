@@ -17,7 +17,7 @@ LIBRARIES = {
 	'progress': set(),
 	'guestdata': set(),
 	'hops': set(),
-	'coalesce': set(),
+	'coalesce': {'guestdata'},
 	'patchset': set(),
 	'scenarios': {'guestdata'},
 	'workspace': {'progress', 'patchset'},
