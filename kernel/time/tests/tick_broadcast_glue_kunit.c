@@ -9,9 +9,11 @@
  * it then plays three other CPUs entering and leaving deep idle, asking
  * for broadcast, going offline, and the broadcast interrupt, the switch
  * to oneshot mode, suspend and resume, all through the real code; one
- * case has two CPUs, in kthreads, race each other's device writes. The
- * fake devices record every programming, every state change and every
- * wake IPI; they fire only when the case says so.
+ * case has two CPUs, in kthreads, race each other's device writes, and
+ * another replaces the device while a CPU, in a kthread, is writing it.
+ * The fake devices record every programming, every state change and every
+ * wake IPI, and count the state changes made while they are being
+ * programmed; they fire only when the case says so.
  *
  * After every call the case checks the device against the decision core:
  * in oneshot mode the broadcast device fires no later than the earliest
@@ -45,6 +47,7 @@
 #define NR_PLAYED	3	/* CPUs played besides the one running the case */
 #define NR_FAKE_BC	2	/* broadcast devices a case may register */
 #define NR_EVENTS	64	/* recorded events per device */
+#define HOLD_US		10000	/* a held programming's wait once let go */
 
 enum fake_event_type { EV_STATE, EV_PROGRAM, EV_IPI, EV_TICK, EV_RESUME };
 
@@ -58,11 +61,17 @@ struct fake_event {
  * A fake clock event device: a broadcast device or a CPU's tick device.
  * @armed is when it would fire: what it was programmed for last, KTIME_MAX
  * once shut down, switched or fired. Programming takes @slow_us, as an
- * HPET's MMIO accesses do under virtualisation.
+ * HPET's MMIO accesses do under virtualisation, and more until
+ * @hold_until (KTIME_MAX: until the case sets a time; a second at most).
+ * @in_program is set while a CPU programs it; @overlaps counts the state
+ * changes made meanwhile.
  */
 struct fake_dev {
 	struct clock_event_device	ced;
 	unsigned int			slow_us;
+	ktime_t				hold_until;
+	bool				in_program;
+	unsigned int			overlaps;
 	ktime_t				armed;
 	unsigned int			nr;
 	struct fake_event		ev[NR_EVENTS];
@@ -94,13 +103,27 @@ static void record(struct fake_dev *f, enum fake_event_type type, ktime_t t, int
 	f->nr++;
 }
 
+/* A held programming: wait until @hold_until, or a second. */
+static void fake_hold(struct fake_dev *f)
+{
+	ktime_t now = ktime_get(), end = ktime_add_ms(now, 1000);
+
+	while (ktime_before(now, READ_ONCE(f->hold_until)) && ktime_before(now, end)) {
+		cpu_relax();
+		now = ktime_get();
+	}
+}
+
 static int fake_set_next_ktime(ktime_t expires, struct clock_event_device *ced)
 {
 	struct fake_dev *f = to_fake(ced);
 
+	WRITE_ONCE(f->in_program, true);
 	udelay(f->slow_us);
+	fake_hold(f);
 	f->armed = expires;
 	record(f, EV_PROGRAM, expires, 0);
+	WRITE_ONCE(f->in_program, false);
 	return 0;
 }
 
@@ -108,6 +131,8 @@ static int fake_state(struct clock_event_device *ced, enum clock_event_state sta
 {
 	struct fake_dev *f = to_fake(ced);
 
+	if (READ_ONCE(f->in_program))
+		f->overlaps++;
 	f->armed = KTIME_MAX;
 	record(f, EV_STATE, 0, state);
 	return 0;
@@ -162,11 +187,16 @@ static void fake_ipi(const struct cpumask *mask)
 		record(&glue_now->local[cpu], EV_IPI, 0, 0);
 }
 
+/*
+ * A fresh device, as a driver registers it: also when a case that started
+ * over registers it again, not with the handler the glue gave it before.
+ */
 static void fake_init(struct fake_dev *f, const char *name, unsigned int features,
 		      int rating, const struct cpumask *mask)
 {
 	struct clock_event_device *ced = &f->ced;
 
+	memset(f, 0, sizeof(*f));
 	f->armed = KTIME_MAX;
 	ced->name = name;
 	ced->features = features | CLOCK_EVT_FEAT_ONESHOT | CLOCK_EVT_FEAT_KTIME;
@@ -843,6 +873,95 @@ static void glue_concurrent_enters_leave_no_arming_unwritten(struct kunit *test)
 	kunit_info(test, "%u device events in %d rounds\n", bc->nr, RACE_ROUNDS);
 }
 
+#define REPLACE_ROUNDS	5
+
+/* A CPU entering deep idle in a kthread, whose enter writes the device. */
+struct flusher {
+	struct glue		*g;
+	unsigned int		cpu;
+	ktime_t			wakeup;
+	struct completion	done;
+};
+
+static int flusher_fn(void *data)
+{
+	struct flusher *fl = data;
+
+	fl->g->local[fl->cpu].ced.next_event = fl->wakeup;
+	tick_bc_kunit_oneshot_control(fl->cpu, TICK_BROADCAST_ENTER);
+	complete(&fl->done);
+	return 0;
+}
+
+/* Wait up to ten seconds for a CPU to be inside the programming of @f. */
+static bool wait_in_program(struct fake_dev *f)
+{
+	ktime_t end = ktime_add_ms(ktime_get(), 10000);
+
+	while (!READ_ONCE(f->in_program)) {
+		if (ktime_after(ktime_get(), end))
+			return false;
+		cond_resched();
+	}
+	return true;
+}
+
+/*
+ * A CPU entering deep idle records an arming and writes it to the device
+ * after dropping the lock; a better device registered meanwhile replaces
+ * the old one, which is shut down and released, only once that write is
+ * over. Else the old device is switched while being programmed and left
+ * armed after its release, firing for nobody. Each round, the old device
+ * holds the write (as a slow HPET does, only longer) from before the
+ * replacement starts until it returns, or for HOLD_US once it has
+ * started: a replacement that waits for the write waits that long.
+ */
+static void glue_replacement_waits_for_deferred_write(struct kunit *test)
+{
+	struct glue *g = glue_begin(test);
+	unsigned int a = g->cpu[0], b = g->cpu[1], c = g->cpu[2];
+	static struct flusher fl;
+	struct fake_dev *old, *bc;
+	struct task_struct *task;
+	bool inside;
+	int round;
+
+	for (round = 1; round <= REPLACE_ROUNDS; round++) {
+		if (round > 1)
+			glue_restart(g);
+		old = glue_oneshot(g, 0);
+		play_enter(g, a, in_ms(1000));
+		play_enter(g, c, in_ms(2000));
+
+		fl = (struct flusher) { .g = g, .cpu = b, .wakeup = in_ms(500) };
+		init_completion(&fl.done);
+		WRITE_ONCE(old->hold_until, KTIME_MAX);
+		task = kthread_run_on_cpu(flusher_fn, &fl, b, "glue_flusher/%u");
+		KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+		inside = wait_in_program(old);
+		WRITE_ONCE(old->hold_until, ktime_add_us(ktime_get(), HOLD_US));
+		bc = glue_register_bc(g, 0);
+		WRITE_ONCE(old->hold_until, 0);
+		wait_for_completion(&fl.done);
+
+		KUNIT_EXPECT_TRUE_MSG(test, inside, "round %d: the enter did not write the device",
+				      round);
+		KUNIT_ASSERT_PTR_EQ(test, glue_bc(g), bc);
+		KUNIT_EXPECT_EQ_MSG(test, old->overlaps, 0,
+				    "round %d: the old device was switched while being programmed",
+				    round);
+		KUNIT_EXPECT_TRUE(test, clockevent_state_detached(&old->ced));
+		KUNIT_EXPECT_EQ_MSG(test, old->armed, KTIME_MAX,
+				    "round %d: the old device was programmed after its release",
+				    round);
+		expect_consistent(g, "the replacement during a deferred write");
+
+		play_exit(g, b);
+		play_exit(g, a);
+		play_exit(g, c);
+	}
+}
+
 /*
  * Built-in suites run right after the initcalls, possibly before every
  * CPU's tick has switched to oneshot mode, which would switch the state a
@@ -889,6 +1008,7 @@ static struct kunit_case tick_broadcast_glue_cases[] = {
 	KUNIT_CASE(glue_resume_rearms_for_sleeping_cpus),
 	KUNIT_CASE(glue_offline_of_steered_cpu_keeps_others_armed),
 	KUNIT_CASE_SLOW(glue_concurrent_enters_leave_no_arming_unwritten),
+	KUNIT_CASE(glue_replacement_waits_for_deferred_write),
 	{}
 };
 
