@@ -374,15 +374,16 @@ static void expect_oneshot_armed(struct glue *g, const char *after, struct fake_
 	struct tick_bc *core = g->t.core;
 	char a[32], b[32];
 	unsigned int cpu = 0;
+	const char *at;
 
 	first = first_sleeper(g, &cpu);
-	fmt_t(g, armed, a, sizeof(a));
+	at = fmt_t(g, armed, a, sizeof(a));
 	if (armed > core->armed)
 		KUNIT_FAIL(g->test, "after %s: the device fires at %s, the core believes at %s",
-			   after, a, fmt_t(g, core->armed, b, sizeof(b)));
+			   after, at, fmt_t(g, core->armed, b, sizeof(b)));
 	if (armed > first)
 		KUNIT_FAIL(g->test, "after %s: the device fires at %s, CPU%u sleeps until %s",
-			   after, a, cpu, fmt_t(g, first, b, sizeof(b)));
+			   after, at, cpu, fmt_t(g, first, b, sizeof(b)));
 	if (core->nr_force && armed == KTIME_MAX)
 		KUNIT_FAIL(g->test, "after %s: %u CPUs wait for a forced wakeup, the device is off",
 			   after, core->nr_force);
