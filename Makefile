@@ -20,7 +20,7 @@ TB := $(PYTHON) tools/testing/tick-broadcast/tb.py
 BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $(SCALING_RUNS)) \
 	      $(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(PART),--part $(PART))
 
-.PHONY: all report check check-quick bench deps prepare build scenario kunit series unit mutate
+.PHONY: all report check check-quick bench stress deps prepare build scenario kunit series unit mutate
 
 all: report
 
@@ -32,6 +32,18 @@ check:
 
 bench:
 	$(TB) bench $(BENCH_ARGS)
+
+# Long runs that try to lose a wakeup, on ours and the base: 1000 random
+# CPU hotplug cycles, 50 suspend-to-idle cycles, 300 broadcast device
+# hand-overs between two modules, a 20-minute soak mixing them, each under
+# a lateness probe on every CPU; then a short mix on the debug (lockdep,
+# KASAN, timer objects) and KCSAN kernels. About 2.5 hours; KINDS=hotplug,soak
+# VARIANTS=,debug SCALE=0.1 for less. make check runs the short mix.
+STRESS_ARGS := $(if $(KINDS),--kinds $(KINDS)) $(if $(VARIANTS),--variants '$(VARIANTS)') \
+	       $(if $(SCALE),--scale $(SCALE))
+
+stress:
+	$(TB) stress $(STRESS_ARGS)
 
 # One scenario per tree: the fast loop while working on the code.
 check-quick:

@@ -7,7 +7,9 @@ are built, their KUnit suites run under kunit.py, and every QEMU scenario
 boots on each. After our kernel's build come the checks of the series as
 patches (series.py: export, git am, byte-identical to the tested tree,
 checkpatch, get_maintainer, a build after every patch), the build bots'
-configurations (configbuilds.py) and htmldocs. Then the same on arm64
+configurations (configbuilds.py) and htmldocs, and the short stress boot
+(stress.py: hotplug, hand-over, suspend, mixed, under the soak probe).
+Then the same on arm64
 (cross-built, KUnit and the arm64 scenarios under qemu-system-aarch64),
 and the debug kernels. One line per test, then "N passed, N failed".
 """
@@ -23,6 +25,7 @@ import qemu
 import runs
 import scenarios
 import series
+import stress
 import workspace
 from progress import Failed, log
 
@@ -175,6 +178,8 @@ def cmd_check(args):
 			emit(series_checks(quick=args.quick))
 		emit(workspace.kunit(tree))
 		scenario_rows(names, tree)
+		if not args.quick:
+			emit([stress.run('short', tree, outroot)[:4]])
 	for tree in workspace.TREES if arm64 else ():
 		if not build(tree, arch='arm64'):
 			continue

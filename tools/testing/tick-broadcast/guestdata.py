@@ -18,6 +18,12 @@ port); guest/tbprobe.c writes the lateness lines. Formats:
   @@busy cpu=C ret=R n=N         per CPU and return value (guest/init busy)
   @@prof CPU begin ... @@prof end   function profiler table (trace_stat)
   @@trace NAME begin ... @@trace NAME end   ftrace text
+ @@soak NAME cpu=C|all sleeps= wakeups= stuck= p50= p99= p999= max=   (us)
+  @@soak NAME stuck cpu=C target= now=   a sleeper that never woke (ns)
+  @@stress STEP hotplug= hotplug_failed= owner_offlined= handover= handover_bad=
+         s2idle= s2idle_ok= bcdev= online=   counts of a stress step
+  @@handover-error TEXT          a broken expectation of the hand-over step
+  @@progress TEXT                a long step is alive (for the watchdog)
   @@error TEXT
   @@end                          the plan ran to its end
 
@@ -81,6 +87,24 @@ def parse(data):
 			busy = res.setdefault('busy', {})
 			if 'cpu' in kv:
 				busy[(int(kv['cpu']), int(kv['ret']))] = int(kv['n'])
+			continue
+		if line.startswith('@@soak '):
+			f = line.split()
+			if len(f) > 2 and f[2] == 'stuck':
+				res.setdefault('stuck', []).append(line)
+				continue
+			kv = _kv(f[2:])
+			cpu = kv.pop('cpu', None)
+			if cpu is not None:
+				res.setdefault('soak', {}).setdefault(f[1], {})[cpu] = {
+					k: float(v) for k, v in kv.items()}
+			continue
+		if line.startswith('@@stress '):
+			f = line.split()
+			res.setdefault('stress', {})[f[1]] = _kv(f[2:])
+			continue
+		if line.startswith('@@handover-error'):
+			res.setdefault('handover_errors', []).append(line)
 			continue
 		if line.startswith('@@error'):
 			res['errors'].append(line)

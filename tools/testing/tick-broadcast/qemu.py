@@ -99,6 +99,25 @@ def initramfs(arch=workspace.ARCH):
 	return out
 
 
+def initramfs_with(files, outdir, arch=workspace.ARCH):
+	"""The initramfs plus files ({guest path: host path}) as one initrd in
+	outdir: a second cpio appended (the kernel unpacks both)."""
+	base = initramfs(arch)
+	if not files:
+		return base
+	spec = outdir / 'extra.spec'
+	dirs = sorted({str(q) for g in files for q in Path(g).parents if str(q) != '/'})
+	spec.write_text('\n'.join([f'dir {d} 755 0 0' for d in dirs] +
+				  [f'file {g} {h} 644 0 0' for g, h in files.items()]) + '\n')
+	out = outdir / 'initrd.cpio'
+	with open(out, 'wb') as f:
+		f.write(base.read_bytes())
+		f.flush()
+		run([str(workspace.CACHE / f'initramfs-stage-{arch}' / 'gen_init_cpio'), str(spec)],
+		    stdout=f)
+	return out
+
+
 def arm64_dtb(smp, cpu=CPU['arm64'], memory=MEMORY):
 	"""QEMU virt's device tree for this machine, without the arch timer's
 	"always-on": Linux then flags the timer C3STOP and needs broadcast.
@@ -274,8 +293,9 @@ def watch(cmd, console, data, timeout, what='boot', done=GUEST_DONE[workspace.AR
 
 
 def boot(kernel, plan, outdir, cmdline=(), cpu=None, smp=4, qemu=(),
-	 timeout=180, seed=1, what=None, arch=workspace.ARCH, timer_stops=True):
-	"""Boot once; return (status, console text, data text, seconds)."""
+	 timeout=180, seed=1, what=None, arch=workspace.ARCH, timer_stops=True, files=None):
+	"""Boot once; return (status, console text, data text, seconds).
+	files: {guest path: host path} added to the initramfs."""
 	outdir.mkdir(parents=True, exist_ok=True)
 	console, data = outdir / 'console.log', outdir / 'data.log'
 	for p in (console, data):
@@ -283,7 +303,7 @@ def boot(kernel, plan, outdir, cmdline=(), cpu=None, smp=4, qemu=(),
 			p.unlink()
 	append = ' '.join([f'console={CONSOLE[arch]}', 'panic=-1', 'kunit.enable=0',
 			   f'tb.plan={",".join(plan)}', f'tb.seed={seed}'] + list(cmdline))
-	cmd = qemu_cmd(kernel, initramfs(arch), append, console, data, smp, cpu, qemu, arch,
+	cmd = qemu_cmd(kernel, initramfs_with(files, outdir, arch), append, console, data, smp, cpu, qemu, arch,
 		       timer_stops)
 	(outdir / 'qemu.cmd').write_text(' '.join(cmd) + '\n')
 	what = what or f'boot {outdir.name}'

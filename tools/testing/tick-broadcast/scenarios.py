@@ -123,8 +123,8 @@ STARVATION_SPLAT = re.compile(r'rcu: INFO: .*stall|detected stalls? on CPU|soft 
 
 CONTROL = ['snap:start', 'deep:off', f'lat:control:{SAMPLES // 2}', 'snap:mid', 'deep:on']
 PLAN = CONTROL + [f'lat:bc:{SAMPLES}', 'snap:end']
-# Every CPU but CPU0 goes offline and back 3 times, each after IRQ0 (the
-# broadcast interrupt) was steered to it, while the lateness probe runs;
+# Every CPU but CPU0 goes offline and back 3 times while the lateness
+# probe runs (IRQ0, the broadcast interrupt, stays on CPU0: see guest/init);
 # then the usual broadcast run (cpuidle counters restart at re-online, so
 # deep entries are counted after the storm: snap:mid is taken again).
 HOTPLUG_PLAN = CONTROL + ['hotplug:3', f'lat:hotplug:{SAMPLES}', 'wait', 'snap:mid',

@@ -12,6 +12,7 @@
   tb.py unit                    the testbed's own unit tests (no build)
   tb.py check [--quick]         everything: unit, static, series, KUnit, scenarios
   tb.py bench [--runs N] [--part coalesce]   ours against the base, side by side
+  tb.py stress [--kinds K,..] [--variants V,..] [--short]   long runs (stress.py)
 
 This file only builds the command line and dispatches. The layers below:
 
@@ -38,6 +39,7 @@ import bench		# noqa: E402
 import check		# noqa: E402
 import commands		# noqa: E402
 import scenarios	# noqa: E402
+import stress		# noqa: E402
 import workspace	# noqa: E402
 
 
@@ -93,6 +95,18 @@ def parser():
 	e.add_argument('--part', choices=bench.PARTS_RUN, default='all',
 		       help='coalesce: only the coalescing boots (default all)')
 	e.set_defaults(fn=bench.cmd_bench)
+	t = sub.add_parser('stress', help='hotplug, s2idle, hand-over, soak; debug, KCSAN')
+	t.add_argument('--kinds', default='', help=f'subset of {",".join(stress.FULL)} '
+		       '(default: all; on variants only the short boot runs)')
+	t.add_argument('--variants', default=None,
+		       help='comma-separated kernels: "" (plain), debug, kcsan (default: all three)')
+	t.add_argument('--trees', default='', help='ours,base (default: both)')
+	t.add_argument('--short', action='store_true', help='the make check boot everywhere')
+	t.add_argument('--scale', type=float, default=1.0, help='multiply cycles and seconds')
+	t.add_argument('--seed', type=int, default=1)
+	t.add_argument('--no-prepare', action='store_true',
+		       help='build the workspace tree as it is (keep hand edits)')
+	t.set_defaults(fn=stress.cmd_stress)
 	return p
 
 

@@ -341,6 +341,34 @@ def build(tree, variant='', prepare=True, arch=ARCH):
 	return image
 
 
+HANDOVER_MODULES = ('tb_bc_handover_a', 'tb_bc_handover_b')
+
+
+def build_modules(tree, variant='', arch=ARCH):
+	"""Build guest/tb_bc_handover.c against tree's built kernel, twice (as
+	HANDOVER_MODULES); return {guest path: .ko} for the initramfs."""
+	stage = CACHE / 'modules' / label(tree, variant, arch)
+	stage.mkdir(parents=True, exist_ok=True)
+	src = (TOOLS / 'guest' / 'tb_bc_handover.c').read_text()
+	for m in HANDOVER_MODULES:
+		f = stage / f'{m}.c'
+		if not f.exists() or f.read_text() != src:
+			f.write_text(src)
+	(stage / 'Kbuild').write_text(f'obj-m := {" ".join(m + ".o" for m in HANDOVER_MODULES)}\n')
+	make = ['make', f'ARCH={arch}', f'O={build_dir_name(variant, arch)}', f'--jobs={JOBS}',
+		f'CC={cc(arch)}', f'M={stage}', 'modules']
+	if arch in CROSS:
+		make.insert(2, f'CROSS_COMPILE={CROSS[arch]}')
+	logfile = RUNS / f'modules-{label(tree, variant, arch)}.log'
+	rc, _ = run_logged(make, logfile, f'modules {label(tree, variant, arch)}',
+			   cwd=tree_dir(tree), env=build_env())
+	kos = {f'/lib/tb/{m}.ko': stage / f'{m}.ko' for m in HANDOVER_MODULES}
+	if rc or not all(k.exists() for k in kos.values()):
+		raise Failed(f'building the hand-over modules failed, log {logfile}:\n'
+			     f'{tail(logfile, 3000)}')
+	return kos
+
+
 def build_or_die(tree, variant='', prepare=True, arch=ARCH):
 	try:
 		return build(tree, variant, prepare, arch)

@@ -9,6 +9,18 @@
  *	TIMER_ABSTIME) and record how late the wakeup was. Prints per-CPU
  *	and overall percentiles, then the raw samples, as "@@" lines.
  *
+ *   tbprobe soak NAME STOPFILE MIN_US MAX_US SEED HANG_S
+ *	The same sleeps, on every CPU online at the start, until STOPFILE
+ *	exists (CPUs may go offline meanwhile: the sleeper then moves).
+ *	Counts sleeps begun and completed per CPU; a sleeper still asleep
+ *	HANG_S seconds after the stop (or after its target) is reported
+ *	stuck. Prints "@@soak" lines: counts, percentiles, the worst. A
+ *	sleep that ends over 100 ms late while the suspend generation
+ *	(/tmp/s2idle.gen, which guest/init bumps right before each suspend)
+ *	moved spanned a suspend: the frozen task only ran again after the
+ *	resume. It is counted as "suspended" and left out of the lateness.
+ *	(The kernel's own suspend count moves only after the tasks thawed.)
+ *
  *   tbprobe exit CODE
  *	Write CODE to QEMU's isa-debug-exit port (0xf4); QEMU exits with
  *	status CODE * 2 + 1. x86 only.
@@ -20,6 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -172,6 +187,158 @@ static int cmd_lat(int argc, char **argv)
 	return failed;
 }
 
+/* Per sleeper, in memory shared with the parent. */
+struct soak_cpu {
+	volatile int64_t begun, done, target, worst, suspended;
+	volatile int stop;
+	int64_t v[];
+};
+
+#define SOAK_MAX 400000
+
+static long suspend_count(void)
+{
+	FILE *f = fopen("/tmp/s2idle.gen", "r");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+static void soak_cpu(int cpu, struct soak_cpu *s, int min_us, int max_us, uint64_t seed)
+{
+	uint64_t rng = seed * 7919 + cpu + 1;
+	long susp = suspend_count();
+	cpu_set_t set;
+	int n = 0;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	while (!s->stop) {
+		int64_t delay = (min_us + rng_next(&rng) % (max_us - min_us + 1)) * 1000LL;
+		int64_t target = now_ns() + delay, late;
+		struct timespec ts = {
+			.tv_sec = target / 1000000000,
+			.tv_nsec = target % 1000000000,
+		};
+
+		s->target = target;
+		__atomic_store_n(&s->begun, s->begun + 1, __ATOMIC_RELEASE);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		late = now_ns() - target;
+		if (late > 100000000LL && suspend_count() != susp) {
+			susp = suspend_count();
+			s->suspended++;
+		} else {
+			if (n < SOAK_MAX)
+				s->v[n++] = late;
+			if (late > s->worst)
+				s->worst = late;
+		}
+		__atomic_store_n(&s->done, s->done + 1, __ATOMIC_RELEASE);
+	}
+	exit(0);
+}
+
+static void soak_report(const char *name, const char *who, int64_t begun, int64_t done,
+			int stuck, int64_t susp, int64_t *v, int n, int64_t worst)
+{
+	qsort(v, n, sizeof(*v), cmp64);
+	printf("@@soak %s cpu=%s sleeps=%lld wakeups=%lld stuck=%d suspended=%lld p50=%.1f "
+	       "p99=%.1f p999=%.1f max=%.1f\n", name, who, (long long)begun, (long long)done,
+	       stuck, (long long)susp,
+	       n ? pct(v, n, 50) : 0.0, n ? pct(v, n, 99) : 0.0, n ? pct(v, n, 99.9) : 0.0,
+	       worst / 1000.0);
+}
+
+static int cmd_soak(int argc, char **argv)
+{
+	int min_us, max_us, hang_s, ncpu = 0, cpus[MAX_CPUS], c, i, nall = 0, stuck_all = 0;
+	size_t size = sizeof(struct soak_cpu) + SOAK_MAX * sizeof(int64_t);
+	struct soak_cpu *s[MAX_CPUS];
+	int64_t begun_all = 0, done_all = 0, worst_all = 0, susp_all = 0, *all;
+	pid_t pids[MAX_CPUS];
+	cpu_set_t online;
+	struct stat st;
+	char who[16];
+
+	if (argc != 8)
+		return 2;
+	min_us = atoi(argv[4]);
+	max_us = atoi(argv[5]);
+	hang_s = atoi(argv[7]);
+	if (min_us <= 0 || max_us < min_us || hang_s <= 0)
+		return 2;
+	if (sched_getaffinity(0, sizeof(online), &online))
+		return 1;
+	for (c = 0; c < MAX_CPUS; c++)
+		if (CPU_ISSET(c, &online))
+			cpus[ncpu++] = c;
+	for (i = 0; i < ncpu; i++) {
+		s[i] = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (s[i] == MAP_FAILED)
+			return 1;
+		pids[i] = fork();
+		if (pids[i] == 0)
+			soak_cpu(cpus[i], s[i], min_us, max_us, strtoull(argv[6], NULL, 0));
+	}
+	while (stat(argv[3], &st))
+		usleep(100000);
+	for (i = 0; i < ncpu; i++)
+		s[i]->stop = 1;
+
+	/* Every sleeper ends its current sleep, or is stuck. */
+	all = calloc((size_t)SOAK_MAX * ncpu, sizeof(*all));
+	if (!all)
+		return 1;
+	for (i = 0; i < ncpu; i++) {
+		int64_t begun, done, n;
+		int stuck = 0;
+
+		for (;;) {
+			begun = __atomic_load_n(&s[i]->begun, __ATOMIC_ACQUIRE);
+			done = __atomic_load_n(&s[i]->done, __ATOMIC_ACQUIRE);
+			if (waitpid(pids[i], NULL, WNOHANG) == pids[i])
+				break;
+			if (begun != done && now_ns() - s[i]->target > hang_s * 1000000000LL) {
+				printf("@@soak %s stuck cpu=%d target=%lld now=%lld\n", argv[2], cpus[i],
+				       (long long)s[i]->target, (long long)now_ns());
+				kill(pids[i], SIGKILL);
+				waitpid(pids[i], NULL, 0);
+				stuck = 1;
+				break;
+			}
+			usleep(20000);
+		}
+		begun = s[i]->begun;
+		done = s[i]->done;
+		n = done - s[i]->suspended;
+		if (n > SOAK_MAX)
+			n = SOAK_MAX;
+		memcpy(all + nall, s[i]->v, n * sizeof(*all));
+		snprintf(who, sizeof(who), "%d", cpus[i]);
+		soak_report(argv[2], who, begun, done, stuck, s[i]->suspended, s[i]->v, n,
+			    s[i]->worst);
+		susp_all += s[i]->suspended;
+		begun_all += begun;
+		done_all += done;
+		stuck_all += stuck;
+		if (s[i]->worst > worst_all)
+			worst_all = s[i]->worst;
+		nall += n;
+	}
+	soak_report(argv[2], "all", begun_all, done_all, stuck_all, susp_all, all, nall,
+		    worst_all);
+	fflush(stdout);
+	return 0;
+}
+
 static int cmd_exit(int argc, char **argv)
 {
 	if (argc != 3)
@@ -194,9 +361,12 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 2 && !strcmp(argv[1], "lat"))
 		ret = cmd_lat(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "soak"))
+		ret = cmd_soak(argc, argv);
 	else if (argc >= 2 && !strcmp(argv[1], "exit"))
 		ret = cmd_exit(argc, argv);
 	if (ret == 2)
-		fprintf(stderr, "usage: tbprobe lat NAME COUNT MIN_US MAX_US SEED | exit CODE\n");
+		fprintf(stderr, "usage: tbprobe lat NAME COUNT MIN_US MAX_US SEED |\n"
+			"       soak NAME STOPFILE MIN_US MAX_US SEED HANG_S | exit CODE\n");
 	return ret;
 }

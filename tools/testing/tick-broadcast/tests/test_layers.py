@@ -23,6 +23,7 @@ LIBRARIES = {
 	'workspace': {'progress', 'patchset'},
 	'qemu': {'progress', 'workspace', 'guestdata'},
 	'runs': {'progress', 'workspace', 'qemu', 'scenarios'},
+	'stress': {'progress', 'workspace', 'qemu', 'scenarios', 'guestdata'},
 }
 
 

@@ -1,0 +1,291 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make stress: long runs that try to lose a wakeup, on ours and the base.
+
+Each stress boot runs the lateness soak (tbprobe soak: every CPU sleeps
+1-20 ms again and again, counting sleeps begun and completed) twice:
+first with the deep state off under the same disturbance (the control:
+the local timers work, nothing is broadcast), then with it on while the
+disturbance runs:
+
+  hotplug    random CPUs offline and online at random times, IRQ0 (the
+             HPET broadcast interrupt) steered to the victim half of the
+             time, several CPUs offline at once (guest/init hotplug-rand)
+  s2idle     suspend to idle and back (tick_freeze: the broadcast device
+             is suspended and resumed), woken by a key press from the host
+  handover   the broadcast device replaced while CPUs sleep: two modules
+             (guest/tb_bc_handover.c) take over from each other with
+             rising ratings, the replaced one unloaded; refcounts checked
+  soak       all of it mixed at random (guest/init mix) with the timer load
+
+Verdicts per boot: it finished (no hang: the watchdog's rules), no splat
+on the console, every soak sleep completed (wakeups == sleeps, no sleeper
+stuck: a lost wakeup), the cycles asked for were done, deep idle was
+entered, and, on kernels without debugging, no wakeup later than the
+bounds derived from the control: p99 <= LAT_FACTOR[tree] x control p99
++ LAT_SLACK_US (the scenarios' bound) and the worst <= WORST_FACTOR x the
+control's worst + WORST_SLACK_US (a CPU left asleep until an unrelated
+interrupt: seconds; TCG's stop_machine for hotplug already costs the
+control up to a second). Sleeps that spanned a suspend are left out of
+the lateness (tbprobe: the task was frozen) and counted apart.
+
+make check runs SHORT (one boot per kernel, a little of everything);
+make stress runs FULL on both kernels, then SHORT on the debug kernels
+(configs/debug.config: lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS_TIMERS,
+KASAN) and on the KCSAN kernels (configs/kcsan.config). On KCSAN kernels
+a data race report fails the row only if one of its two sides is in the
+broadcast code; the others are counted as the kernel's own.
+"""
+
+import re
+import shutil
+import time
+
+import guestdata
+import qemu
+import scenarios
+import workspace
+from progress import Failed, log
+
+WORST_FACTOR = 3
+WORST_SLACK_US = 1000000
+# x86 only: the HPET broadcast, the i8042 key wakeup and the modules.
+BASE = dict(arch='x86_64', bcdev='hpet', broadcast=True, flavour='halt',
+	    cmdline=['no_console_suspend', 'cpuidle_timerstop.enable=1',
+		     'cpuidle_timerstop.flavour=halt'])
+# Steps per kind: (stress step, control step, seconds per unit for the
+# timeout). Units: cycles, or seconds for mix.
+KINDS = {
+	'hotplug': ('hotplug-rand', 1.2),
+	's2idle': ('s2idle', 12),
+	'handover': ('handover', 1.0),
+	'soak': ('mix', 1.6),
+}
+# (stress units, control units) per kind.
+FULL = {'hotplug': (1000, 100), 's2idle': (50, 5), 'handover': (300, 30),
+	'soak': (1200, 120)}
+# make check: one boot doing a little of each.
+SHORT = [('hotplug-rand', 30), ('handover', 10), ('s2idle', 2), ('mix', 20)]
+SHORT_CONTROL = [('hotplug-rand', 10), ('handover', 4), ('mix', 10)]
+# The base's own failure in the hand-over (reported as a skipped row, with
+# the boot's failures, instead of failing make check and make stress).
+BASE_REARMS_REPLACED = re.compile(r'tb_bc_handover_[ab]: unbind failed: -16')
+BASE_REARMS_REPLACED_WHY = (
+	'known failure of the base: a replaced broadcast device is armed again '
+	'after the replacement (its interrupt, already running, waited for '
+	'tick_broadcast_lock while the device was exchanged; the base\'s '
+	'tick_handle_oneshot_broadcast() then re-arms the device it was called '
+	'for, switching it from DETACHED back to ONESHOT), so it cannot be '
+	'unregistered (clockevents_unbind_device(): -EBUSY) and is left on the '
+	'clock event list when its module goes: the next CPU offline walks the '
+	'list into the unloaded module (Oops in tick_cleanup_dead_cpu). Ours '
+	'only ever arms the current device')
+KCSAN_RACE = re.compile(r'BUG: KCSAN: data-race in (\S+) / (\S+)')
+OURS_CODE = re.compile(r'tick_broadcast|tick_bc|tick_handle_(periodic|oneshot)_broadcast|'
+		       r'bc_dev|bc_req|tick_receive_broadcast|tb_bc_handover')
+
+
+def _plan(steps, control):
+	"""The soak under the control disturbance with deep idle off, then under
+	steps with it on; snapshots around the second (deep entries)."""
+	ctl = [f'{s}:{n}' for s, n in control]
+	return (['deep:off', 'soak:start:control'] + ctl + ['soak:stop', 'snap:mid', 'deep:on',
+	       'soak:start:stress'] + [f'{s}:{n}' for s, n in steps] +
+		['soak:stop', 'snap:end'])
+
+
+def stress_scenario(kind, scale=1.0):
+	"""The scenario dict of one stress kind ('short': the make check boot)."""
+	if kind == 'short':
+		steps, control = SHORT, SHORT_CONTROL
+		secs = 200
+	else:
+		step, per = KINDS[kind]
+		n, c = FULL[kind]
+		n, c = max(1, int(n * scale)), max(1, int(c * scale))
+		steps, control = [(step, n)], [(step, c)]
+		secs = 120 + (n + c) * per + (120 if kind == 'soak' else 0)
+	return dict(BASE, kind=kind, steps=steps, control=control, plan=_plan(steps, control),
+		    timeout=int(secs))
+
+
+def _wanted(sc, step):
+	return sum(n for s, n in sc['steps'] if s == step)
+
+
+def _race_rows(console):
+	races = KCSAN_RACE.findall(console)
+	ours = [r for r in races if OURS_CODE.search(r[0]) or OURS_CODE.search(r[1])]
+	return races, ours
+
+
+def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
+	"""([(check, ok, detail)], summary dict) of one stress boot."""
+	res = guestdata.parse(data)
+	checks = [('finished', status == 'done' and res['end'], f'guest status: {status}')]
+	races, ours_races = _race_rows(console)
+	lines = [ln for ln in console.splitlines() if scenarios.SPLAT.search(ln)]
+	splats = [ln for ln in lines if 'KCSAN: data-race' not in ln] if variant == 'kcsan' \
+		else lines
+	checks.append(('splats', not splats, '; '.join(splats[:3]) or 'none'))
+	if variant == 'kcsan':
+		checks.append(('races', not ours_races,
+			       f'{len(races)} KCSAN data race reports, {len(ours_races)} in the '
+			       f'broadcast code' + (f': {ours_races[:3]}' if ours_races else '')))
+	checks.append(('errors', not res['errors'] and not res.get('handover_errors'),
+		       '; '.join((res['errors'] + res.get('handover_errors', []))[:3]) or 'none'))
+	soak = res.get('soak', {})
+	s = {'races': len(races), 'splats': len(splats)}
+	for run in ('control', 'stress'):
+		a = soak.get(run, {}).get('all')
+		if not a:
+			checks.append((f'{run}-wakeups', False, f'no soak counts for the {run} run'))
+			continue
+		ok = a['sleeps'] == a['wakeups'] and not a['stuck']
+		checks.append((f'{run}-wakeups', ok,
+			       f'{a["sleeps"]:.0f} sleeps, {a["wakeups"]:.0f} wakeups, '
+			       f'{a["stuck"]:.0f} stuck, {a.get("suspended", 0):.0f} across a suspend'
+			       + (f': {res["stuck"][:2]}' if res.get('stuck')
+							    else '')))
+		s[run] = a
+	st = res.get('stress', {})
+	done = {}
+	for step, _ in sc['steps']:
+		got = [v for k, v in st.items() if k.startswith(step + ':')]
+		done.setdefault(step, 0)
+		if not got:
+			continue
+		kv = got[-1]
+		done[step] += {'hotplug-rand': int(kv.get('hotplug', 0)),
+			       'handover': int(kv.get('handover', 0)),
+			       's2idle': int(kv.get('s2idle_ok', 0)),
+			       'mix': 1}.get(step, 0)
+	if 's2idle' in dict(sc['steps']):
+		done['s2idle'] = int(res.get('s2idle', {}).get('ok', 0))
+	mix = [v for k, v in st.items() if k.startswith('mix:')]
+	s['mix'] = mix[-1] if mix else {}
+	for step, n in sc['steps']:
+		if step == 'mix':
+			kv = s['mix']
+			checks.append(('mix', bool(kv) and int(kv.get('hotplug', 0)) > 0 and
+				       int(kv.get('handover', 0)) > 0,
+				       f'mixed {kv.get("hotplug", 0)} hotplug, {kv.get("handover", 0)} '
+				       f'hand-over, {kv.get("s2idle_ok", 0)}/{kv.get("s2idle", 0)} '
+				       f'suspend cycles' if kv else 'no mix counts'))
+			continue
+		want = _wanted(sc, step)
+		checks.append((step, done.get(step, 0) >= want,
+			       f'{done.get(step, 0)} cycles, want {want}'))
+	s['cycles'] = done
+	snaps = res['snaps']
+	if 'mid' in snaps and 'end' in snaps:
+		deep = guestdata.deep_entries(snaps['mid'], snaps['end'])
+		total = sum(max(0, v) for v in deep.values())
+		checks.append(('deep', total >= scenarios.MIN_DEEP,
+			       f'{total} deep entries during the stress, want >= {scenarios.MIN_DEEP}'))
+	else:
+		checks.append(('deep', False, 'no snapshots'))
+	if timing and 'control' in s and 'stress' in s:
+		c, b = s['control'], s['stress']
+		bound = scenarios.lateness_bound(tree, c['p99'])
+		worst = WORST_FACTOR * c['max'] + WORST_SLACK_US
+		s['bound'], s['worst_bound'] = bound, worst
+		checks.append(('lateness', b['p99'] <= bound,
+			       f'p99 {b["p99"]:.0f} us, bound {bound:.0f} (control p99 '
+			       f'{c["p99"]:.0f})'))
+		checks.append(('worst', b['max'] <= worst,
+			       f'worst {b["max"]:.0f} us, bound {worst:.0f} = {WORST_FACTOR} x control '
+			       f'worst {c["max"]:.0f} + {WORST_SLACK_US}'))
+	return checks, s
+
+
+def known_failure(tree, console):
+	"""Why a failed boot of tree is a known failure of the base, or None."""
+	if tree == 'base' and BASE_REARMS_REPLACED.search(console):
+		return BASE_REARMS_REPLACED_WHY
+	return None
+
+
+def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
+	"""Boot one stress kind on tree[-variant]; return (row, status, detail,
+	outdir, summary)."""
+	sc = stress_scenario(kind, scale)
+	if variant:
+		# lockdep with KASAN or KCSAN: several times slower under TCG
+		sc['timeout'] *= 4
+	label = f'{kind}-{variant}' if variant else kind
+	row = f'stress/{label}/{tree}'
+	out = outroot / f'{label}-{tree}'
+	shutil.rmtree(out, ignore_errors=True)
+	out.mkdir(parents=True)
+	try:
+		files = workspace.build_modules(tree, variant)
+	except Failed as e:
+		return (row, 'fail', str(e), out, {})
+	kernel = workspace.kernel_image(tree, variant)
+	status, con, data, secs = qemu.boot(kernel, sc['plan'], out, sc['cmdline'], None, 4, (),
+					    sc['timeout'], seed, row, sc['arch'], files=files)
+	checks, s = verdict(sc, status, con, data, timing=not variant, variant=variant,
+			   tree=tree)
+	s['secs'] = secs
+	text = '\n'.join(f'{"ok  " if ok else "FAIL"} {c}: {d}' for c, ok, d in checks)
+	(out / 'report.txt').write_text(f'{row}: {status} in {secs:.0f} s\n{text}\n')
+	bad = [f'{c}: {d}' for c, ok, d in checks if not ok]
+	status = 'fail' if bad else 'pass'
+	known = known_failure(tree, con) if bad else None
+	if known:
+		s['known'] = True
+		return (row, 'skip', f'{known}; this boot: {"; ".join(bad)}', out, s)
+	return (row, status, '; '.join(bad) or f'{secs:.0f} s', out, s)
+
+
+def table(rows):
+	"""The note's table: one line per stress boot."""
+	out = ['| boot | result | cycles | sleeps / wakeups (stuck) | p99 / worst (us) '
+	       '| bounds p99 / worst (us) | splats | time |',
+	       '|---|---|---|---|---|---|---|---|']
+	for name, st, _detail, _out, s in rows:
+		b = s.get('stress', {})
+		cyc = [f'{k} {v}' for k, v in s.get('cycles', {}).items() if k != 'mix']
+		if s.get('mix'):
+			m = s['mix']
+			cyc.append(f'mix: hotplug {m.get("hotplug")}, handover {m.get("handover")}, '
+				   f's2idle {m.get("s2idle_ok")}')
+		cyc = '; '.join(cyc)
+		sl = (f'{b["sleeps"]:.0f} / {b["wakeups"]:.0f} ({b["stuck"]:.0f})' if b else '-')
+		lat = f'{b["p99"]:.0f} / {b["max"]:.0f}' if b else '-'
+		bounds = (f'{s["bound"]:.0f} / {s["worst_bound"]:.0f}' if 'bound' in s else 'none')
+		spl = f'{s.get("splats", "-")}' + (f' (+{s["races"]} races)' if s.get('races') else '')
+		out.append(f'| {name} | {st} | {cyc} | {sl} | {lat} | {bounds} | {spl} | '
+			   f'{s.get("secs", 0):.0f} s |')
+	return '\n'.join(out)
+
+
+def cmd_stress(args):
+	"""make stress: FULL kinds on both kernels, then SHORT on the debug and
+	KCSAN kernels; prints the rows and the table."""
+	t0 = time.time()
+	outroot = workspace.RUNS / 'stress'
+	kinds = args.kinds.split(',') if args.kinds else list(FULL)
+	variants = args.variants.split(',') if args.variants is not None else ['', 'debug', 'kcsan']
+	trees = args.trees.split(',') if args.trees else list(workspace.TREES)
+	rows = []
+	for variant in variants:
+		for tree in trees:
+			try:
+				workspace.build(tree, variant, prepare=not args.no_prepare)
+			except Failed as e:
+				rows.append((f'build/{workspace.label(tree, variant)}', 'fail', str(e),
+					     None, {}))
+				continue
+			for kind in (kinds if not variant and not args.short else ['short']):
+				log(f'stress: {kind} on {workspace.label(tree, variant)}')
+				r = run(kind, tree, outroot, variant, args.scale, args.seed)
+				print(f'{r[1].upper():4} {r[0]}' + (f'\n     {r[2]}' if r[1] != 'pass' else ''),
+				      flush=True)
+				rows.append(r)
+	print('\n' + table([r for r in rows if r[3] is not None]))
+	failed = sum(1 for r in rows if r[1] == 'fail')
+	print(f'\nstress took {time.time() - t0:.0f} s; reports in {outroot}/<kind>-<tree>/')
+	skipped = sum(1 for r in rows if r[1] == 'skip')
+	print(f'{len(rows) - failed - skipped} passed, {failed} failed, {skipped} skipped')
+	raise SystemExit(1 if failed else 0)
