@@ -15,11 +15,12 @@
  *	Counts sleeps begun and completed per CPU; a sleeper still asleep
  *	HANG_S seconds after the stop (or after its target) is reported
  *	stuck. Prints "@@soak" lines: counts, percentiles, the worst. A
- *	sleep that ends over 100 ms late while the suspend generation
- *	(/tmp/s2idle.gen, which guest/init bumps right before each suspend)
- *	moved spanned a suspend: the frozen task only ran again after the
- *	resume. It is counted as "suspended" and left out of the lateness.
- *	(The kernel's own suspend count moves only after the tasks thawed.)
+ *	sleep that ends over 100 ms late and began while a suspend was under
+ *	way, or saw one begin, spanned a suspend: the frozen task only ran
+ *	again after the resume. It is counted as "suspended" and left out of
+ *	the lateness. guest/init makes /tmp/s2idle.gen odd before each
+ *	suspend and even once it returned (the kernel's own suspend count
+ *	moves only after the tasks thawed).
  *
  *   tbprobe exit CODE
  *	Write CODE to QEMU's isa-debug-exit port (0xf4); QEMU exits with
@@ -27,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -196,23 +198,22 @@ struct soak_cpu {
 
 #define SOAK_MAX 400000
 
-static long suspend_count(void)
+static long suspend_gen(void)
 {
-	FILE *f = fopen("/tmp/s2idle.gen", "r");
-	long n = -1;
+	char buf[24] = "";
+	int fd = open("/tmp/s2idle.gen", O_RDONLY);
 
-	if (f) {
-		if (fscanf(f, "%ld", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
+	if (fd < 0)
+		return 0;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	close(fd);
+	return strtol(buf, NULL, 10);
 }
 
 static void soak_cpu(int cpu, struct soak_cpu *s, int min_us, int max_us, uint64_t seed)
 {
 	uint64_t rng = seed * 7919 + cpu + 1;
-	long susp = suspend_count();
 	cpu_set_t set;
 	int n = 0;
 
@@ -221,6 +222,7 @@ static void soak_cpu(int cpu, struct soak_cpu *s, int min_us, int max_us, uint64
 	sched_setaffinity(0, sizeof(set), &set);
 	while (!s->stop) {
 		int64_t delay = (min_us + rng_next(&rng) % (max_us - min_us + 1)) * 1000LL;
+		long gen = suspend_gen();
 		int64_t target = now_ns() + delay, late;
 		struct timespec ts = {
 			.tv_sec = target / 1000000000,
@@ -232,8 +234,7 @@ static void soak_cpu(int cpu, struct soak_cpu *s, int min_us, int max_us, uint64
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 		late = now_ns() - target;
-		if (late > 100000000LL && suspend_count() != susp) {
-			susp = suspend_count();
+		if (late > 100000000LL && ((gen & 1) || suspend_gen() != gen)) {
 			s->suspended++;
 		} else {
 			if (n < SOAK_MAX)
