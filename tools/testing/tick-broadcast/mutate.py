@@ -245,7 +245,7 @@ def results(json_path, logtext):
 		if kids:
 			return
 		name = '.'.join(path)
-		if not path[-1]:
+		if not path or not path[-1]:
 			name = ('.'.join(p for p in path if p) or 'later suites') + ' (no result)'
 		ran.append(name)
 		if node.get('status', '').upper() not in ('PASS', 'SKIP') and name not in failed:
