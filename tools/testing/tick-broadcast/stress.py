@@ -277,7 +277,9 @@ def cmd_stress(args):
 				rows.append((f'build/{workspace.label(tree, variant)}', 'fail', str(e),
 					     None, {}))
 				continue
-			for kind in (kinds if not variant and not args.short else ['short']):
+			# the variants run the short boot unless kinds were named
+			long = args.kinds or not variant
+			for kind in (kinds if long and not args.short else ['short']):
 				log(f'stress: {kind} on {workspace.label(tree, variant)}')
 				r = run(kind, tree, outroot, variant, args.scale, args.seed)
 				print(f'{r[1].upper():4} {r[0]}' + (f'\n     {r[2]}' if r[1] != 'pass' else ''),

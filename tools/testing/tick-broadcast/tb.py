@@ -97,7 +97,7 @@ def parser():
 	e.set_defaults(fn=bench.cmd_bench)
 	t = sub.add_parser('stress', help='hotplug, s2idle, hand-over, soak; debug, KCSAN')
 	t.add_argument('--kinds', default='', help=f'subset of {",".join(stress.FULL)} '
-		       '(default: all; on variants only the short boot runs)')
+		       '(default: all on the plain kernels, the short boot on the variants)')
 	t.add_argument('--variants', default=None,
 		       help='comma-separated kernels: "" (plain), debug, kcsan (default: all three)')
 	t.add_argument('--trees', default='', help='ours,base (default: both)')
