@@ -79,6 +79,19 @@ BASE_REARMS_REPLACED_WHY = (
 	'clock event list when its module goes: the next CPU offline walks the '
 	'list into the unloaded module (Oops in tick_cleanup_dead_cpu). Ours '
 	'only ever arms the current device')
+# The base's periodic broadcast handler, run for a device already
+# switched to oneshot mode (the new device's first interrupt, while it is
+# still being switched): it programs next_event + period with next_event
+# KTIME_MAX, clockevents_program_event() refuses the negative time with a
+# warning, the device stays unarmed (ours hands over to the oneshot expiry).
+BASE_PERIODIC_LATE = re.compile(r'WARNING: .* at kernel/time/clockevents\.c:\d+ '
+				r'clockevents_program_event(?:.*\n){1,20}?'
+				r'.*tick_handle_periodic_broadcast\+')
+BASE_PERIODIC_LATE_WHY = (
+	'known failure of the base: the periodic broadcast handler ran for the '
+	'new device after the switch to oneshot mode (next_event KTIME_MAX + '
+	'period: clockevents_program_event() warns and leaves the device '
+	'unarmed); ours hands such an interrupt over to the oneshot expiry')
 KCSAN_RACE = re.compile(r'BUG: KCSAN: data-race in (\S+) / (\S+)')
 OURS_CODE = re.compile(r'tick_broadcast|tick_bc|tick_handle_(periodic|oneshot)_broadcast|'
 		       r'bc_dev|bc_req|tick_receive_broadcast|tb_bc_handover')
@@ -200,9 +213,11 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 
 def known_failure(tree, console):
 	"""Why a failed boot of tree is a known failure of the base, or None."""
-	if tree == 'base' and BASE_REARMS_REPLACED.search(console):
-		return BASE_REARMS_REPLACED_WHY
-	return None
+	if tree != 'base':
+		return None
+	why = [w for r, w in ((BASE_REARMS_REPLACED, BASE_REARMS_REPLACED_WHY),
+			      (BASE_PERIODIC_LATE, BASE_PERIODIC_LATE_WHY)) if r.search(console)]
+	return '; '.join(why) or None
 
 
 def run(kind, tree, outroot, variant='', scale=1.0, seed=1):

@@ -106,3 +106,17 @@ class StressVerdict(unittest.TestCase):
 		# ours gets no such excuse, nor does a base boot without the sign
 		self.assertIsNone(stress.known_failure('ours', con))
 		self.assertIsNone(stress.known_failure('base', fixtures.load('base-stress-short')[0]))
+
+	def test_base_periodic_handler_after_the_switch_is_known(self):
+		con, data = fixtures.load('base-stress-periodic-late')
+		sc = stress.stress_scenario('soak')
+		checks, _ = stress.verdict(sc, 'done', con, data, timing=False, variant='debug',
+					   tree='base')
+		self.assertEqual(sorted(c for c, ok, _ in checks if not ok), ['splats'])
+		why = stress.known_failure('base', con)
+		self.assertIn('periodic broadcast handler', why)
+		self.assertNotIn('replaced broadcast device', why)
+		self.assertIsNone(stress.known_failure('ours', con))
+		# the warning alone, from elsewhere, is no excuse
+		other = con.replace('tick_handle_periodic_broadcast+', 'some_other_caller+')
+		self.assertIsNone(stress.known_failure('base', other))
