@@ -94,6 +94,20 @@ static void run_cpu(int cpu, int count, int min_us, int max_us,
 	exit(0);
 }
 
+/* The CPUs this process may run on (the online ones) into cpus[]; -1 on error. */
+static int online_cpus(int *cpus)
+{
+	cpu_set_t online;
+	int c, n = 0;
+
+	if (sched_getaffinity(0, sizeof(online), &online))
+		return -1;
+	for (c = 0; c < MAX_CPUS; c++)
+		if (CPU_ISSET(c, &online))
+			cpus[n++] = c;
+	return n;
+}
+
 static int cmp64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -121,7 +135,6 @@ static int cmd_lat(int argc, char **argv)
 	int count, min_us, max_us, ncpu = 0, cpus[MAX_CPUS], fds[MAX_CPUS];
 	uint64_t seed;
 	int64_t *all;
-	cpu_set_t online;
 	char who[16];
 	int c, i, nall = 0, failed = 0;
 
@@ -134,11 +147,9 @@ static int cmd_lat(int argc, char **argv)
 	if (count <= 0 || min_us <= 0 || max_us < min_us)
 		return 2;
 
-	if (sched_getaffinity(0, sizeof(online), &online))
+	ncpu = online_cpus(cpus);
+	if (ncpu <= 0)
 		return 1;
-	for (c = 0; c < MAX_CPUS; c++)
-		if (CPU_ISSET(c, &online))
-			cpus[ncpu++] = c;
 
 	for (i = 0; i < ncpu; i++) {
 		int p[2];
@@ -260,12 +271,11 @@ static void soak_report(const char *name, const char *who, int64_t begun, int64_
 
 static int cmd_soak(int argc, char **argv)
 {
-	int min_us, max_us, hang_s, ncpu = 0, cpus[MAX_CPUS], c, i, nall = 0, stuck_all = 0;
+	int min_us, max_us, hang_s, ncpu = 0, cpus[MAX_CPUS], i, nall = 0, stuck_all = 0;
 	size_t size = sizeof(struct soak_cpu) + SOAK_MAX * sizeof(int64_t);
 	struct soak_cpu *s[MAX_CPUS];
 	int64_t begun_all = 0, done_all = 0, worst_all = 0, susp_all = 0, *all;
 	pid_t pids[MAX_CPUS];
-	cpu_set_t online;
 	struct stat st;
 	char who[16];
 
@@ -276,11 +286,9 @@ static int cmd_soak(int argc, char **argv)
 	hang_s = atoi(argv[7]);
 	if (min_us <= 0 || max_us < min_us || hang_s <= 0)
 		return 2;
-	if (sched_getaffinity(0, sizeof(online), &online))
+	ncpu = online_cpus(cpus);
+	if (ncpu <= 0)
 		return 1;
-	for (c = 0; c < MAX_CPUS; c++)
-		if (CPU_ISSET(c, &online))
-			cpus[ncpu++] = c;
 	for (i = 0; i < ncpu; i++) {
 		s[i] = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (s[i] == MAP_FAILED)
