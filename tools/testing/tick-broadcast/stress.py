@@ -121,10 +121,6 @@ def stress_scenario(kind, scale=1.0):
 		    timeout=int(secs))
 
 
-def _wanted(sc, step):
-	return sum(n for s, n in sc['steps'] if s == step)
-
-
 def _race_rows(console):
 	races = KCSAN_RACE.findall(console)
 	ours = [r for r in races if OURS_CODE.search(r[0]) or OURS_CODE.search(r[1])]
@@ -160,35 +156,25 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 			       + (f': {res["stuck"][:2]}' if res.get('stuck')
 							    else '')))
 		s[run] = a
+	# Each step reports as "@@stress STEP:N ..." (the stress run's after
+	# the control's), s2idle as "@@s2idle ... ok=".
 	st = res.get('stress', {})
-	done = {}
-	for step, _ in sc['steps']:
-		got = [v for k, v in st.items() if k.startswith(step + ':')]
-		done.setdefault(step, 0)
-		if not got:
-			continue
-		kv = got[-1]
-		done[step] += {'hotplug-rand': int(kv.get('hotplug', 0)),
-			       'handover': int(kv.get('handover', 0)),
-			       's2idle': int(kv.get('s2idle_ok', 0)),
-			       'mix': 1}.get(step, 0)
-	if 's2idle' in dict(sc['steps']):
-		done['s2idle'] = int(res.get('s2idle', {}).get('ok', 0))
-	mix = [v for k, v in st.items() if k.startswith('mix:')]
-	s['mix'] = mix[-1] if mix else {}
+	count = {'hotplug-rand': 'hotplug', 'handover': 'handover'}
+	s['mix'], s['cycles'] = {}, {}
 	for step, n in sc['steps']:
+		kv = st.get(f'{step}:{n}', {})
 		if step == 'mix':
-			kv = s['mix']
+			s['mix'] = kv
 			checks.append(('mix', bool(kv) and int(kv.get('hotplug', 0)) > 0 and
 				       int(kv.get('handover', 0)) > 0,
 				       f'mixed {kv.get("hotplug", 0)} hotplug, {kv.get("handover", 0)} '
 				       f'hand-over, {kv.get("s2idle_ok", 0)}/{kv.get("s2idle", 0)} '
 				       f'suspend cycles' if kv else 'no mix counts'))
 			continue
-		want = _wanted(sc, step)
-		checks.append((step, done.get(step, 0) >= want,
-			       f'{done.get(step, 0)} cycles, want {want}'))
-	s['cycles'] = done
+		done = (int(res.get('s2idle', {}).get('ok', 0)) if step == 's2idle'
+			else int(kv.get(count[step], 0)))
+		s['cycles'][step] = done
+		checks.append((step, done >= n, f'{done} cycles, want {n}'))
 	snaps = res['snaps']
 	if 'mid' in snaps and 'end' in snaps:
 		deep = guestdata.deep_entries(snaps['mid'], snaps['end'])
@@ -260,7 +246,7 @@ def table(rows):
 	       '|---|---|---|---|---|---|---|---|']
 	for name, st, _detail, _out, s in rows:
 		b = s.get('stress', {})
-		cyc = [f'{k} {v}' for k, v in s.get('cycles', {}).items() if k != 'mix']
+		cyc = [f'{k} {v}' for k, v in s.get('cycles', {}).items()]
 		if s.get('mix'):
 			m = s['mix']
 			cyc.append(f'mix: hotplug {m.get("hotplug")}, handover {m.get("handover")}, '

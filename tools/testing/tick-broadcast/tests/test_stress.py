@@ -109,7 +109,8 @@ class StressVerdict(unittest.TestCase):
 
 	def test_base_periodic_handler_after_the_switch_is_known(self):
 		con, data = fixtures.load('base-stress-periodic-late')
-		sc = stress.stress_scenario('soak')
+		# recorded with --scale 0.25: mix:300
+		sc = stress.stress_scenario('soak', scale=0.25)
 		checks, _ = stress.verdict(sc, 'done', con, data, timing=False, variant='debug',
 					   tree='base')
 		self.assertEqual(sorted(c for c, ok, _ in checks if not ok), ['splats'])
