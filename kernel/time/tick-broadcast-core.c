@@ -42,21 +42,24 @@
  *   periodic   bitmap: CPUs whose periodic tick comes from the broadcast
  *              device (tick_get_broadcast_mask()).
  *   armed      what the device is armed for, KTIME_MAX when it is not.
- *   early_ok   bitmap: CPUs whose own tick runs in oneshot mode (set when
- *              they switch, cleared when they go offline).
- *   early      bitmap: CPUs an expiry woke before their wakeup time, see
- *              "Coalescing" below.
+ *   dev        the device itself (NULL for none) and the broadcast mode,
+ *              periodic until the first CPU switches its tick to oneshot
+ *              mode, then oneshot for good.
+ *   early_ok   bitmap: CPUs that may be woken early, see "Coalescing"
+ *              below (set when they switch their tick to hrtimer_interrupt(),
+ *              cleared when they go offline).
  *
  * Invariants, after every function returns, with
  * sleeping(cpu) = queued(cpu) && oneshot(cpu):
  *
  *   I1  sleeping(cpu)  =>  !pending(cpu), and queued(cpu) => !pending(cpu)
- *   I2  pending(cpu) =>  oneshot(cpu)      (but for the handling CPU,
- *                                          whose bit expiry clears)
+ *   I2  pending(cpu) =>  oneshot(cpu)
  *   I3  some CPU sleeping  =>  armed <= earliest wakeup of the sleeping
  *   I4  force(cpu)   =>  !oneshot(cpu), and nr_force counts force
  *   I5  force not empty  =>  armed != KTIME_MAX
- *   I6  early(cpu)   =>  early_ok(cpu) and !queued(cpu)
+ *
+ * (I2 holds for the CPU handling an expiry too: expiry clears its
+ * pending bit, since that CPU runs its own handler at once.)
  *
  * I3 and I5 are what "no lost wakeup" means here: every sleeper and every
  * forced CPU has a device interrupt coming no later than it needs one.
@@ -110,25 +113,24 @@
  * does, expiry after expiry: only sleepers that enter after an expiry
  * and would have fitted in its window are served by a later interrupt.
  *
- * A CPU woken early runs its tick handler before its event, which finds
- * nothing due and reprograms the local device. Two rules keep that safe
- * and useful:
+ * A CPU woken early runs its tick handler before its event. Only CPUs
+ * whose handler is hrtimer_interrupt() are woken early (early_ok): it
+ * runs only the timers that are due, finds none, and programs the local
+ * device for the event. Every other tick handler would do a tick's work
+ * early: the periodic handlers advance jiffies, and the low resolution
+ * NOHZ handler runs update_process_times() whenever it is called, so the
+ * tick would be handled twice. A CPU whose tick is periodic (handed over,
+ * or just brought online) or low resolution is woken at its time.
  *
- *  - only CPUs whose tick runs in oneshot mode are woken early (early_ok).
- *    Their handlers (hrtimer_interrupt(), the nohz handlers) run only
- *    what is due. A periodic tick handler would advance jiffies: a CPU
- *    that has not switched yet (handed over, or just brought online) is
- *    woken at its time;
+ * A CPU woken early that comes back to deep idle for the same wakeup
+ * time is queued again like any other, and may re-arm the device for the
+ * time just served: refusing it instead would leave it with nothing armed
+ * for it whenever its caller ignores the refusal and stops the local
+ * timer anyway (default_idle_call() on AMD's C1E erratum, acpi_pad), and
+ * cpuidle, which honours it, mostly picks a shallow state for an event
+ * that close.
  *
- *  - a CPU woken early that enters again for the same wakeup time is
- *    refused (BUSY_EARLY): it idles in a state that keeps its local
- *    device running, which fires at its time. Queued again instead, it
- *    would re-arm the device for the very time just served, and
- *    coalescing would cost an interrupt instead of saving one. An enter
- *    for another time clears the mark, so the refusals last at most W.
- *
- * With W = 0 nothing of this runs: the expiry and the enter test the
- * window first, and the early bits are cleared when it is set to 0.
+ * With W = 0 nothing of this runs: the expiry tests the window first.
  *
  * Per-CPU state machine (oneshot mode)
  * ------------------------------------
@@ -212,12 +214,26 @@
  * 5) The hrtimer pseudo device runs on some awake CPU. The CPU holding the
  *    timer must not go deep (tick_bc_owner_busy()), and a CPU that arms it
  *    and finds the timer on itself backs out of its enter (BUSY_OWNER).
- *    "Holding" is what ops->owner() reports after arming: hrtimer_start()
- *    cannot move a timer whose callback is running.
+ *    "Holding" is where ops->owner() finds the timer at the time of the
+ *    question, not where it was armed: hrtimer_start() cannot move a timer
+ *    whose callback is running, and the hotplug code moves the timers of
+ *    a dying CPU to another one behind the broadcast's back:
  *
- * 6) The hrtimer owner goes offline: tick_bc_pull() moves the timer to
- *    the control CPU and clears that CPU's force bit, since nothing would
- *    otherwise program its stopped local device.
+ *      CPU1 (dying, holds it)        CPU2                  CPU0 (control)
+ *      hrtimers_cpu_dying():
+ *      timer moved to CPU2
+ *                                    enter: owner is CPU2,
+ *                                    refused (a CPU armed
+ *                                    "on CPU1" would be let
+ *                                    go deep with the only
+ *                                    broadcast source)
+ *                                                          pull: CPU1 owns
+ *                                                          nothing, done
+ *
+ * 6) The hrtimer owner goes offline with the timer not moved yet:
+ *    tick_bc_pull() moves the timer to the control CPU and clears that
+ *    CPU's force bit, since nothing would otherwise program its stopped
+ *    local device.
  *
  * 7) The last TICK_BROADCAST_OFF in oneshot mode while others sleep: the
  *    device stays armed: shutting it down would strand the sleepers until
@@ -389,9 +405,8 @@ void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 		.pending = masks + 3 * longs,
 		.force = masks + 4 * longs,
 		.early_ok = masks + 5 * longs,
-		.early = masks + 6 * longs,
 		.armed = KTIME_MAX,
-		.mode = TICK_BC_PERIODIC,
+		.dev.mode = TICKDEV_MODE_PERIODIC,
 	};
 	memset(masks, 0, TICK_BC_NR_MASKS * longs * sizeof(long));
 	timerqueue_init_head(&bc->sleepers);
@@ -402,15 +417,14 @@ void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 /**
  * tick_bc_set_device - a broadcast device was installed or removed
  * @bc:		the instance
- * @present:	a device is installed now
- * @hrtimer:	it is the hrtimer pseudo device
+ * @dev:	the device now, NULL for none
  *
- * A new device starts shut down, so nothing is armed.
+ * A new device starts shut down, so nothing is armed. Lockless readers
+ * may look at the device pointer.
  */
-void tick_bc_set_device(struct tick_bc *bc, bool present, bool hrtimer)
+void tick_bc_set_device(struct tick_bc *bc, struct clock_event_device *dev)
 {
-	bc->device = present;
-	bc->hrtimer = present && hrtimer;
+	WRITE_ONCE(bc->dev.evtdev, dev);
 	bc->armed = KTIME_MAX;
 }
 
@@ -521,7 +535,7 @@ bool tick_bc_periodic_wake(struct tick_bc *bc, unsigned int this_cpu,
 
 	bitmap_and(wake, bc->periodic, bc->online, bc->nr_cpus);
 	self = __test_and_clear_bit(this_cpu, wake);
-	return self && !bc->hrtimer;
+	return self && !tick_bc_hrtimer(bc);
 }
 
 /**
@@ -537,7 +551,6 @@ void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu)
 {
 	__clear_bit(cpu, bc->oneshot);
 	__clear_bit(cpu, bc->pending);
-	__clear_bit(cpu, bc->early);
 	sleep_dequeue(bc, cpu);
 }
 
@@ -545,12 +558,13 @@ void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu)
  * tick_bc_switch_oneshot - a CPU switches its tick to oneshot mode
  * @bc:		the instance
  * @this_cpu:	the CPU switching
+ * @early_ok:	its tick handler is hrtimer_interrupt(): it may be woken
+ *		early from now on (see "Coalescing")
  * @next_period: the next periodic tick
  * @device_armed: the device already runs in oneshot state (emulated
  *		periodic mode) and is armed for @next_period or earlier
  *
- * From now on @this_cpu may be woken early (see "Coalescing"). The first
- * switch turns the broadcast to oneshot mode for good. The CPUs
+ * The first switch turns the broadcast to oneshot mode for good. The CPUs
  * that waited for periodic broadcast ticks, but this one, are handed over
  * (if there is a device to hand them to):
  * they sleep on the oneshot broadcast until @next_period, which gives each
@@ -559,18 +573,18 @@ void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu)
  *
  * Return: true if the device was armed here.
  */
-bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu,
+bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu, bool early_ok,
 			    ktime_t next_period, bool device_armed)
 {
 	unsigned int cpu;
 
 	tick_bc_cpu_reset(bc, this_cpu);
-	__set_bit(this_cpu, bc->early_ok);
-	if (bc->mode == TICK_BC_ONESHOT)
+	__assign_bit(this_cpu, bc->early_ok, early_ok);
+	if (tick_bc_oneshot_mode(bc))
 		return false;
 
-	bc->mode = TICK_BC_ONESHOT;
-	if (!bc->device)
+	WRITE_ONCE(bc->dev.mode, TICKDEV_MODE_ONESHOT);
+	if (!bc->dev.evtdev)
 		return false;
 	bc->armed = KTIME_MAX;
 	for_each_set_bit(cpu, bc->periodic, bc->nr_cpus) {
@@ -600,7 +614,7 @@ bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu,
  */
 bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu)
 {
-	return bc->hrtimer && bc->armed != KTIME_MAX && bc->ops->owner(bc) == (int)cpu;
+	return tick_bc_hrtimer(bc) && bc->armed != KTIME_MAX && bc->ops->owner(bc) == (int)cpu;
 }
 
 /**
@@ -608,7 +622,7 @@ bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu)
  * @bc:		the instance
  * @cpu:	the CPU
  * @wakeup:	its next event, KTIME_MAX for none
- * @stop_local:	set when the caller must stop the CPU's local device
+ * @out:	filled with what the caller must do besides
  *
  * In periodic mode the CPU keeps relying on the periodic broadcast tick
  * (refused with the hrtimer device, which runs on a CPU that may want to
@@ -618,17 +632,17 @@ bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu)
  * Return: what became of the enter. The refusals (see
  * tick_bc_enter_refused()) mean the CPU must not stop its local device: it
  * holds the hrtimer broadcast, or its event expired at an earlier exit
- * and the broadcast interrupt has not delivered it yet (forced), or an
- * expiry woke it early for this very @wakeup (see "Coalescing"). A
+ * and the broadcast interrupt has not delivered it yet (forced). A
  * refused enter changes nothing, and needs no exit.
  */
 enum tick_bc_enter_result tick_bc_enter(struct tick_bc *bc, unsigned int cpu,
-					ktime_t wakeup, bool *stop_local)
+					ktime_t wakeup, struct tick_bc_enter_out *out)
 {
-	*stop_local = false;
+	bool hrtimer = tick_bc_hrtimer(bc);
 
-	if (bc->mode == TICK_BC_PERIODIC)
-		return bc->hrtimer ? TICK_BC_ENTER_BUSY_HRTIMER : TICK_BC_ENTER_PERIODIC;
+	*out = (struct tick_bc_enter_out) { };
+	if (!tick_bc_oneshot_mode(bc))
+		return hrtimer ? TICK_BC_ENTER_BUSY_HRTIMER : TICK_BC_ENTER_PERIODIC;
 	if (tick_bc_owner_busy(bc, cpu))
 		return TICK_BC_ENTER_BUSY_OWNER;
 	if (test_bit(cpu, bc->force))
@@ -639,11 +653,6 @@ enum tick_bc_enter_result tick_bc_enter(struct tick_bc *bc, unsigned int cpu,
 		WARN_ON_ONCE(!test_bit(cpu, bc->oneshot));
 		return TICK_BC_ENTER_PENDING;
 	}
-	if (bc->window && test_bit(cpu, bc->early)) {
-		if (wakeup == bc->sleep[cpu].expires)
-			return TICK_BC_ENTER_BUSY_EARLY;
-		__clear_bit(cpu, bc->early);
-	}
 
 	__set_bit(cpu, bc->oneshot);
 	sleep_queue(bc, cpu, wakeup);
@@ -651,16 +660,17 @@ enum tick_bc_enter_result tick_bc_enter(struct tick_bc *bc, unsigned int cpu,
 	 * With the hrtimer device a CPU about to arm it may become its owner:
 	 * keep its local device running until that is known.
 	 */
-	*stop_local = !bc->hrtimer || wakeup >= bc->armed;
+	out->stop_local = !hrtimer || wakeup >= bc->armed;
+	if (wakeup >= bc->armed)
+		return TICK_BC_ENTER_QUEUED;
 
-	if (wakeup < bc->armed) {
-		bc_arm(bc, wakeup, cpu);
-		if (bc->hrtimer && bc->ops->owner(bc) == (int)cpu) {
-			__clear_bit(cpu, bc->oneshot);
-			sleep_dequeue(bc, cpu);
-			*stop_local = false;
-			return TICK_BC_ENTER_BUSY_OWNER;
-		}
+	bc_arm(bc, wakeup, cpu);
+	out->armed = true;
+	if (hrtimer && bc->ops->owner(bc) == (int)cpu) {
+		__clear_bit(cpu, bc->oneshot);
+		sleep_dequeue(bc, cpu);
+		out->stop_local = false;
+		return TICK_BC_ENTER_BUSY_OWNER;
 	}
 	return TICK_BC_ENTER_QUEUED;
 }
@@ -719,7 +729,7 @@ static bool wake_sleeper(struct tick_bc *bc, unsigned int cpu, unsigned long *wa
 
 /*
  * Coalescing: wake the sleepers of early_ok due in (now, now + window]
- * too, and mark them early. The others stay queued for their own time.
+ * too. The others stay queued for their own time.
  */
 static void expire_early(struct tick_bc *bc, ktime_t now, unsigned long *wake)
 {
@@ -738,11 +748,10 @@ static void expire_early(struct tick_bc *bc, ktime_t now, unsigned long *wake)
 		timerqueue_del(&bc->sleepers, node);
 		if (!wake_sleeper(bc, cpu, wake))
 			continue;
-		__set_bit(cpu, bc->early);
 		early = ktime_sub(node->expires, now);
 		c->nr++;
-		c->sum_ns += early;
-		c->max_ns = max(c->max_ns, early);
+		c->early_ns += early;
+		c->early_max_ns = max(c->early_max_ns, early);
 	}
 }
 
@@ -791,7 +800,7 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 	node = sleep_first(bc);
 	if (node)
 		bc_arm(bc, node->expires, sleep_cpu(bc, node));
-	return self && !bc->hrtimer;
+	return self && !tick_bc_hrtimer(bc);
 }
 
 /**
@@ -800,8 +809,7 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
  * @window_ns:	how long after an expiry a sleeper may be due and still be
  *		woken by it; 0 turns coalescing off
  *
- * See "Coalescing" at the top of this file. Setting 0 forgets which CPUs
- * were woken early, so that their next enter is a plain one.
+ * See "Coalescing" at the top of this file.
  *
  * Return: 0, or -ERANGE above TICK_BC_WINDOW_MAX_NS, which changes
  * nothing.
@@ -812,8 +820,6 @@ int tick_bc_set_window(struct tick_bc *bc, u64 window_ns)
 		return -ERANGE;
 	bc->window = window_ns;
 	bc->coalesced = (struct tick_bc_coalesced) { };
-	if (!window_ns)
-		bitmap_zero(bc->early, bc->nr_cpus);
 	return 0;
 }
 

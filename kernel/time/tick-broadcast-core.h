@@ -8,10 +8,13 @@
 #define _KERNEL_TIME_TICK_BROADCAST_CORE_H
 
 #include <linux/bitmap.h>
+#include <linux/clockchips.h>
 #include <linux/ktime.h>
 #include <linux/tick.h>
 #include <linux/timerqueue.h>
 #include <linux/types.h>
+
+#include "tick-sched.h"
 
 struct tick_bc;
 
@@ -19,24 +22,15 @@ struct tick_bc;
  * struct tick_bc_ops - what the core asks of the broadcast device
  * @arm:	Program the device, with force, to fire at @expires (which may
  *		be in the past) with its interrupt steered towards @cpu.
- * @owner:	hrtimer pseudo device only: the CPU whose hrtimer base holds
- *		the timer after the last @arm, or -1. May be NULL otherwise.
+ * @owner:	hrtimer device only (CLOCK_EVT_FEAT_HRTIMER): the CPU whose
+ *		hrtimer base holds its timer now, or -1. May be NULL
+ *		otherwise.
  *
  * Both are called with the caller's lock held and interrupts disabled.
  */
 struct tick_bc_ops {
 	void	(*arm)(struct tick_bc *bc, ktime_t expires, unsigned int cpu);
 	int	(*owner)(struct tick_bc *bc);
-};
-
-/**
- * enum tick_bc_mode - how the broadcast device runs
- * @TICK_BC_PERIODIC:	ticks every period for the CPUs in @periodic
- * @TICK_BC_ONESHOT:	armed for the earliest sleeper; one-way from periodic
- */
-enum tick_bc_mode {
-	TICK_BC_PERIODIC,
-	TICK_BC_ONESHOT,
 };
 
 /*
@@ -61,9 +55,6 @@ enum tick_bc_mode {
  *   busy_hrtimer	refused: periodic broadcast through the hrtimer
  *			device, which runs on a CPU that may want to sleep
  *			too
- *   busy_early		refused: an expiry woke it before this very
- *			wakeup time (coalescing); it waits for it on its
- *			local device
  *
  * The refusals come last (tick_bc_enter_refused()). A refused CPU keeps
  * its local device running and needs no exit.
@@ -87,8 +78,7 @@ enum tick_bc_mode {
 	tick_bc_name(TICK_BC_ENTER_BUSY_NODEV,		"busy_nodev")	\
 	tick_bc_name(TICK_BC_ENTER_BUSY_OWNER,		"busy_owner")	\
 	tick_bc_name(TICK_BC_ENTER_BUSY_FORCED,		"busy_forced")	\
-	tick_bc_name(TICK_BC_ENTER_BUSY_HRTIMER,	"busy_hrtimer")	\
-	tick_bc_name_end(TICK_BC_ENTER_BUSY_EARLY,	"busy_early")
+	tick_bc_name_end(TICK_BC_ENTER_BUSY_HRTIMER,	"busy_hrtimer")
 
 #define TICK_BC_EXIT_ACTIONS						\
 	tick_bc_name(TICK_BC_EXIT_NONE,			"none")		\
@@ -141,20 +131,33 @@ struct tick_bc_change {
 /**
  * struct tick_bc_coalesced - the sleepers the last expiry woke early
  * @nr:		how many, the handling CPU included
- * @sum_ns:	the sum of how early they were woken, wakeup time - now
- * @max_ns:	how early the earliest of them was woken, at most the
+ * @early_ns:	the sum of how early they were woken, wakeup time - now
+ * @early_max_ns: how early the earliest of them was woken, at most the
  *		window
  */
 struct tick_bc_coalesced {
 	unsigned int	nr;
-	u64		sum_ns;
-	u64		max_ns;
+	u64		early_ns;
+	u64		early_max_ns;
+};
+
+/**
+ * struct tick_bc_enter_out - what tick_bc_enter() asks of its caller
+ * @stop_local:	stop the CPU's local device (never for a refusal)
+ * @armed:	the broadcast device was armed (ops->arm was called)
+ */
+struct tick_bc_enter_out {
+	bool	stop_local;
+	bool	armed;
 };
 
 /**
  * struct tick_bc - broadcast state of one machine (or of one KUnit test)
  * @ops:	device operations
  * @nr_cpus:	number of CPUs, the size of every bitmap and of @sleep
+ * @dev:	the broadcast device (NULL for none) and the broadcast mode,
+ *		periodic, or oneshot for good once a CPU switched its tick;
+ *		tick_get_broadcast_device() in the kernel
  * @sleep:	per-CPU queue node; queued in @sleepers, keyed by the CPU's
  *		wakeup time, while the CPU sleeps on the oneshot broadcast
  *		with a finite wakeup and has not been woken yet, and left
@@ -168,17 +171,12 @@ struct tick_bc_coalesced {
  * @force:	CPUs whose event expired at exit before the broadcast
  *		interrupt came; woken by the next expiry whatever their time
  * @nr_force:	number of bits set in @force
- * @early_ok:	CPUs whose own tick runs in oneshot mode: their tick
- *		handler runs only what is due, so they may be woken early
- * @early:	CPUs an expiry woke before their wakeup time; cleared by
- *		their next enter for another time
+ * @early_ok:	CPUs whose tick handler runs only what is due (it is
+ *		hrtimer_interrupt()), so that they may be woken early
  * @window:	coalescing window (ns): an expiry also wakes the sleepers
  *		of @early_ok due at most this long after it; 0 for none
  * @coalesced:	what the last expiry woke early
  * @armed:	what the device is armed for; KTIME_MAX when it is not
- * @mode:	periodic or oneshot broadcast
- * @device:	a broadcast device is installed
- * @hrtimer:	... and it is the hrtimer pseudo device
  * @forced:	TICK_BROADCAST_FORCE was requested: OFF is ignored from now on
  *
  * The caller serialises every function on one instance (one lock).
@@ -186,6 +184,7 @@ struct tick_bc_coalesced {
 struct tick_bc {
 	const struct tick_bc_ops	*ops;
 	unsigned int			nr_cpus;
+	struct tick_device		dev;
 	struct timerqueue_node		*sleep;
 	struct timerqueue_head		sleepers;
 	const unsigned long		*online;
@@ -196,23 +195,14 @@ struct tick_bc {
 	unsigned long			*force;
 	unsigned int			nr_force;
 	unsigned long			*early_ok;
-	unsigned long			*early;
 	u64				window;
 	struct tick_bc_coalesced	coalesced;
 	ktime_t				armed;
-	enum tick_bc_mode		mode;
-	bool				device;
-	bool				hrtimer;
 	bool				forced;
 };
 
-/*
- * Bitmaps of one instance: on, periodic, oneshot, pending, force,
- * early_ok, early.
- */
-#define TICK_BC_NR_MASKS	7
-
-struct clock_event_device;
+/* Bitmaps of one instance: on, periodic, oneshot, pending, force, early_ok. */
+#define TICK_BC_NR_MASKS	6
 
 bool tick_bc_device_eligible(const struct clock_event_device *cur,
 			     const struct clock_event_device *dev, bool oneshot);
@@ -223,7 +213,7 @@ void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 		  unsigned int nr_cpus, unsigned int stride,
 		  struct timerqueue_node *sleep, unsigned long *masks,
 		  const unsigned long *online);
-void tick_bc_set_device(struct tick_bc *bc, bool present, bool hrtimer);
+void tick_bc_set_device(struct tick_bc *bc, struct clock_event_device *dev);
 bool tick_bc_retrigger(struct tick_bc *bc);
 void tick_bc_disarmed(struct tick_bc *bc);
 
@@ -233,12 +223,12 @@ void tick_bc_set_periodic(struct tick_bc *bc, unsigned int cpu, bool periodic);
 bool tick_bc_periodic_wake(struct tick_bc *bc, unsigned int this_cpu,
 			   unsigned long *wake);
 
-bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu,
+bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu, bool early_ok,
 			    ktime_t next_period, bool device_armed);
 void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu);
 bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu);
 enum tick_bc_enter_result tick_bc_enter(struct tick_bc *bc, unsigned int cpu,
-					ktime_t wakeup, bool *stop_local);
+					ktime_t wakeup, struct tick_bc_enter_out *out);
 enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
 				      ktime_t wakeup, ktime_t now);
 bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
@@ -247,6 +237,17 @@ int tick_bc_set_window(struct tick_bc *bc, u64 window_ns);
 
 void tick_bc_offline(struct tick_bc *bc, unsigned int cpu);
 bool tick_bc_pull(struct tick_bc *bc, unsigned int dead_cpu, unsigned int this_cpu);
+
+/* The broadcast device is the hrtimer pseudo device (or one like it). */
+static inline bool tick_bc_hrtimer(const struct tick_bc *bc)
+{
+	return bc->dev.evtdev && (bc->dev.evtdev->features & CLOCK_EVT_FEAT_HRTIMER);
+}
+
+static inline bool tick_bc_oneshot_mode(const struct tick_bc *bc)
+{
+	return bc->dev.mode == TICKDEV_MODE_ONESHOT;
+}
 
 /* Queued and in the oneshot mask, waiting for the device to fire for it. */
 static inline bool tick_bc_sleeping(struct tick_bc *bc, unsigned int cpu)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Per-CPU statistics of tick broadcast, shown in
- * /sys/kernel/debug/tick_broadcast/stats. Every counter is written by its
- * own CPU only, with interrupts disabled: no shared cache line is written
- * on the idle path. Nothing is counted until somebody asks: the first
- * open of the file turns counting on (tick_bc_stats_start()), for good;
- * until then each counting site is a no-op jump.
+ * /sys/kernel/debug/tick_broadcast/stats (tick-broadcast-debugfs.c).
+ * Every counter is written by its own CPU only, with interrupts disabled:
+ * no shared cache line is written on the idle path. Nothing is counted
+ * until somebody asks: the first open of the file turns counting on
+ * (tick_bc_stats_start()), for good; until then each counting site is a
+ * no-op jump.
  */
 #ifndef _KERNEL_TIME_TICK_BROADCAST_STATS_H
 #define _KERNEL_TIME_TICK_BROADCAST_STATS_H
@@ -83,15 +84,15 @@ static inline void tick_bc_stats_irq(unsigned int woken)
 	__this_cpu_add(tick_bc_stats.woken, woken);
 }
 
-/* @nr CPUs woken early by one interrupt, @sum_ns and @max_ns early. */
-static inline void tick_bc_stats_coalesced(unsigned int nr, u64 sum_ns, u64 max_ns)
+/* The CPUs one interrupt woke early, see struct tick_bc_coalesced. */
+static inline void tick_bc_stats_coalesced(const struct tick_bc_coalesced *c)
 {
 	if (!static_branch_unlikely(&tick_bc_stats_on))
 		return;
-	__this_cpu_add(tick_bc_stats.coalesced, nr);
-	__this_cpu_add(tick_bc_stats.early_ns, sum_ns);
-	if (max_ns > __this_cpu_read(tick_bc_stats.early_max_ns))
-		__this_cpu_write(tick_bc_stats.early_max_ns, max_ns);
+	__this_cpu_add(tick_bc_stats.coalesced, c->nr);
+	__this_cpu_add(tick_bc_stats.early_ns, c->early_ns);
+	if (c->early_max_ns > __this_cpu_read(tick_bc_stats.early_max_ns))
+		__this_cpu_write(tick_bc_stats.early_max_ns, c->early_max_ns);
 }
 #else
 static inline void tick_bc_stats_start(void) { }
@@ -99,7 +100,7 @@ static inline void tick_bc_stats_enter(enum tick_bc_enter_result r) { }
 static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, ktime_t now,
 				      ktime_t slept_until) { }
 static inline void tick_bc_stats_irq(unsigned int woken) { }
-static inline void tick_bc_stats_coalesced(unsigned int nr, u64 sum_ns, u64 max_ns) { }
+static inline void tick_bc_stats_coalesced(const struct tick_bc_coalesced *c) { }
 #endif
 
 #endif /* _KERNEL_TIME_TICK_BROADCAST_STATS_H */

@@ -17,7 +17,7 @@
  * only touched on that CPU, with interrupts disabled, after the lock is
  * dropped too.
  *
- * The broadcast device is written under bc_dev_lock, which nests inside
+ * The broadcast device is written under bc_req.lock, which nests inside
  * tick_broadcast_lock. The core's arming decision is only recorded under
  * tick_broadcast_lock (bc_req_post()), and written to the device later:
  * programming an HPET is several slow MMIO accesses, and every CPU
@@ -26,7 +26,7 @@
  *
  *  - the idle and expiry paths (enter, exit, the oneshot broadcast
  *    interrupt), if they recorded a request, write it after dropping
- *    tick_broadcast_lock (bc_dev_flush()): at once if bc_dev_lock is free,
+ *    tick_broadcast_lock (bc_dev_flush()): at once if bc_req.lock is free,
  *    else the CPU holding it writes it before it lets go;
  *  - any other access to the broadcast device (programming it, changing
  *    its state, handler, next_event or frequency, replacing it) is made
@@ -42,18 +42,16 @@
  * already, the common case) neither flushes nor issues a barrier.
  *
  * Lockdep checks these rules: every function that needs
- * tick_broadcast_lock or bc_dev_lock asserts it, the flush and the wake
+ * tick_broadcast_lock or bc_req.lock asserts it, the flush and the wake
  * IPIs assert that tick_broadcast_lock is not held, and the idle and
  * interrupt paths that interrupts are disabled.
  */
 
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
-#include <linux/debugfs.h>
 #include <linux/err.h>
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
-#include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
@@ -62,111 +60,97 @@
 #include <linux/smp.h>
 
 #include "tick-broadcast-core.h"
-#include "tick-broadcast-kunit.h"
 #include "tick-broadcast-stats.h"
 #include "tick-internal.h"
 
 #define CREATE_TRACE_POINTS
-#include <trace/events/tick_bc.h>
-
-enum { BC_DUTY_ARM, BC_DUTY_PULL };
-enum { BC_ROLE_BROADCAST, BC_ROLE_WAKEUP };
+#include "tick-broadcast-trace.h"
 
 /*
- * Written under tick_broadcast_lock. Read locklessly: the device pointer
+ * The broadcast state, the device and its mode included (tick_bc.dev):
+ * written under tick_broadcast_lock. Read locklessly: the device pointer
  * by the idle paths (is there one at all) and tick_is_broadcast_device(),
- * the mode by tick_broadcast_oneshot_active(); the masks of tick_bc by
+ * the mode by tick_broadcast_oneshot_active(); the masks by
  * /proc/timer_list and tick_check_broadcast_expired() (this CPU's force
  * bit, see the core's design comment).
  */
-static struct tick_device bc_tickdev;
 static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(tick_broadcast_lock);
 static struct tick_bc tick_bc;
 /* The CPUs a broadcast interrupt wakes: the interrupted CPU's own. */
 static DEFINE_PER_CPU(cpumask_var_t, tick_bc_wake);
 
-/*
- * The arming the device is to get: written under tick_broadcast_lock
- * (bc_req_seq counts the requests), written to the device under
- * bc_dev_lock, which records the request it wrote last in bc_req_done.
- * KTIME_MAX: disarmed, nothing to write but next_event.
+/**
+ * struct bc_req - the arming of the broadcast device, decided and written
+ * @seq:	counts the decisions recorded; written under
+ *		tick_broadcast_lock
+ * @expires:	the latest decision: when the device is to fire, KTIME_MAX
+ *		for not at all (nothing to write but next_event); written
+ *		under tick_broadcast_lock, read through @seq
+ * @cpu:	the CPU its interrupt is to go to; as @expires
+ * @lock:	serialises the writes to the device; nests inside
+ *		tick_broadcast_lock, and is only tried outside it
+ * @done:	the value of @seq written last; written under @lock, read
+ *		locklessly by every flusher
+ *
+ * See the top of this file for who writes a decision to the device when.
  */
-static seqcount_raw_spinlock_t bc_req_seq =
-	SEQCNT_RAW_SPINLOCK_ZERO(bc_req_seq, &tick_broadcast_lock);
-static struct {
-	ktime_t		expires;
-	unsigned int	cpu;
-} bc_req;
-/* Written by the device writer, read locklessly by every flusher. */
-static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(bc_dev_lock);
-static unsigned int bc_req_done;
+static struct bc_req {
+	seqcount_raw_spinlock_t	seq;
+	ktime_t			expires;
+	unsigned int		cpu;
+	raw_spinlock_t		lock ____cacheline_aligned_in_smp;
+	unsigned int		done;
+} bc_req = {
+	.seq	= SEQCNT_RAW_SPINLOCK_ZERO(bc_req.seq, &tick_broadcast_lock),
+	.lock	= __RAW_SPIN_LOCK_UNLOCKED(bc_req.lock),
+};
 
 #ifdef CONFIG_TICK_ONESHOT
 /* Written under tick_broadcast_lock, read locklessly by its own CPU. */
 static DEFINE_PER_CPU(struct clock_event_device *, tick_wakeup_dev);
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev);
-static void tick_broadcast_setup_oneshot(struct clock_event_device *bc, unsigned int cpu);
+static void tick_broadcast_setup_oneshot(struct clock_event_device *bcdev, unsigned int cpu);
 #else
 static inline void tick_handle_oneshot_broadcast(struct clock_event_device *dev) { }
-static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bc,
+static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bcdev,
 						unsigned int cpu) { }
-#endif
-
-#ifdef CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST
-/* Set under tick_broadcast_lock while a KUnit test has the broadcast. */
-static struct tick_bc_kunit *bc_kunit;
 #endif
 
 static struct clock_event_device *bc_dev(void)
 {
-	return bc_tickdev.evtdev;
-}
-
-/* The tick device of @cpu (a test's fake one while a test runs). */
-static struct clock_event_device *bc_cpu_dev(unsigned int cpu)
-{
-#ifdef CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST
-	if (unlikely(bc_kunit))
-		return bc_kunit->local[cpu];
-#endif
-	return per_cpu(tick_cpu_device, cpu).evtdev;
-}
-
-static bool bc_is_hrtimer(struct clock_event_device *bc)
-{
-	return bc && (bc->features & CLOCK_EVT_FEAT_HRTIMER);
+	return tick_bc.dev.evtdev;
 }
 
 static bool bc_periodic_mode(void)
 {
-	return bc_tickdev.mode == TICKDEV_MODE_PERIODIC;
+	return !tick_bc_oneshot_mode(&tick_bc);
 }
 
 /* ------------------------------------------------------------ the device */
 
-static void bc_set_affinity(struct clock_event_device *bc, unsigned int cpu)
+static void bc_set_affinity(struct clock_event_device *bcdev, unsigned int cpu)
 {
 	const struct cpumask *mask = cpumask_of(cpu);
 
-	if (!(bc->features & CLOCK_EVT_FEAT_DYNIRQ) || cpumask_equal(bc->cpumask, mask))
+	if (!(bcdev->features & CLOCK_EVT_FEAT_DYNIRQ) || cpumask_equal(bcdev->cpumask, mask))
 		return;
-	bc->cpumask = mask;
-	irq_set_affinity(bc->irq, mask);
+	bcdev->cpumask = mask;
+	irq_set_affinity(bcdev->irq, mask);
 }
 
 static void bc_dev_write(ktime_t expires, unsigned int cpu)
 {
-	struct clock_event_device *bc = bc_dev();
+	struct clock_event_device *bcdev = bc_dev();
 
-	lockdep_assert_held(&bc_dev_lock);
+	lockdep_assert_held(&bc_req.lock);
 	if (expires == KTIME_MAX) {
-		bc->next_event = KTIME_MAX;
+		bcdev->next_event = KTIME_MAX;
 		return;
 	}
-	if (!clockevent_state_oneshot(bc))
-		clockevents_switch_state(bc, CLOCK_EVT_STATE_ONESHOT);
-	clockevents_program_event(bc, expires, true);
-	bc_set_affinity(bc, cpu);
+	if (!clockevent_state_oneshot(bcdev))
+		clockevents_switch_state(bcdev, CLOCK_EVT_STATE_ONESHOT);
+	clockevents_program_event(bcdev, expires, true);
+	bc_set_affinity(bcdev, cpu);
 }
 
 /* The device is up to date after this. */
@@ -175,51 +159,38 @@ static void bc_dev_sync(void)
 	unsigned int seq;
 
 	lockdep_assert_held(&tick_broadcast_lock);
-	seq = raw_read_seqcount(&bc_req_seq);
-	raw_spin_lock(&bc_dev_lock);
-	if (bc_req_done != seq) {
+	seq = raw_read_seqcount(&bc_req.seq);
+	raw_spin_lock(&bc_req.lock);
+	if (bc_req.done != seq) {
 		bc_dev_write(bc_req.expires, bc_req.cpu);
-		WRITE_ONCE(bc_req_done, seq);
+		WRITE_ONCE(bc_req.done, seq);
 	}
-	raw_spin_unlock(&bc_dev_lock);
+	raw_spin_unlock(&bc_req.lock);
 }
 
 /* Nothing deferred waits: the device may be touched under the lock. */
 static void bc_dev_assert_synced(void)
 {
 	lockdep_assert_held(&tick_broadcast_lock);
-	lockdep_assert(READ_ONCE(bc_req_done) == raw_read_seqcount(&bc_req_seq));
+	lockdep_assert(READ_ONCE(bc_req.done) == raw_read_seqcount(&bc_req.seq));
 }
 
-/* Record a request; see the top of this file for who writes it when. */
+/* Record a decision; see the top of this file for who writes it when. */
 static void bc_req_post(ktime_t expires, unsigned int cpu)
 {
 	lockdep_assert_held(&tick_broadcast_lock);
-	write_seqcount_begin(&bc_req_seq);
+	write_seqcount_begin(&bc_req.seq);
 	bc_req.expires = expires;
 	bc_req.cpu = cpu;
-	write_seqcount_end(&bc_req_seq);
+	write_seqcount_end(&bc_req.seq);
 }
 
 #ifdef CONFIG_TICK_ONESHOT
-/* Under tick_broadcast_lock: the requests recorded so far, for bc_req_new(). */
-static unsigned int bc_req_count(void)
-{
-	lockdep_assert_held(&tick_broadcast_lock);
-	return raw_read_seqcount(&bc_req_seq);
-}
-
-/* Under tick_broadcast_lock: was a request recorded since bc_req_count()? */
-static bool bc_req_new(unsigned int count)
-{
-	return bc_req_count() != count;
-}
-
 /*
  * Called after dropping tick_broadcast_lock, interrupts disabled. Writes
- * the latest request, unless another CPU is writing the device: that one
- * checks for newer requests after unlocking, and the barriers make sure
- * it sees ours (ours: request, mb, trylock; its: unlock, mb, read).
+ * the latest decision, unless another CPU is writing the device: that one
+ * checks for newer decisions after unlocking, and the barriers make sure
+ * it sees ours (ours: decision, mb, trylock; its: unlock, mb, read).
  */
 static void bc_dev_flush(void)
 {
@@ -230,45 +201,46 @@ static void bc_dev_flush(void)
 	lockdep_assert_irqs_disabled();
 	lockdep_assert_not_held(&tick_broadcast_lock);
 	for (;;) {
-		/* Orders our request or unlock before the check; see above. */
+		/* Orders our decision or unlock before the check; see above. */
 		smp_mb();
-		if (READ_ONCE(bc_req_done) == raw_read_seqcount(&bc_req_seq))
+		if (READ_ONCE(bc_req.done) == raw_read_seqcount(&bc_req.seq))
 			return;
-		if (!raw_spin_trylock(&bc_dev_lock))
+		if (!raw_spin_trylock(&bc_req.lock))
 			return;
 		do {
-			seq = read_seqcount_begin(&bc_req_seq);
+			seq = read_seqcount_begin(&bc_req.seq);
 			expires = bc_req.expires;
 			cpu = bc_req.cpu;
-		} while (read_seqcount_retry(&bc_req_seq, seq));
-		if (bc_req_done != seq) {
+		} while (read_seqcount_retry(&bc_req.seq, seq));
+		if (bc_req.done != seq) {
 			bc_dev_write(expires, cpu);
-			WRITE_ONCE(bc_req_done, seq);
+			WRITE_ONCE(bc_req.done, seq);
 		}
-		raw_spin_unlock(&bc_dev_lock);
+		raw_spin_unlock(&bc_req.lock);
 	}
 }
 #endif /* CONFIG_TICK_ONESHOT */
 
+static int bc_op_owner(struct tick_bc *core)
+{
+	lockdep_assert_held(&tick_broadcast_lock);
+	return tick_broadcast_hrtimer_owner(core->dev.evtdev);
+}
+
 static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 {
-	struct clock_event_device *bc = bc_dev();
-	int owner = READ_ONCE(bc->bound_on);
+	bool hrtimer = tick_bc_hrtimer(core);
+	int owner = hrtimer ? bc_op_owner(core) : -1;
 
 	lockdep_assert_held(&tick_broadcast_lock);
 	trace_tick_bc_program(expires, cpu);
 	bc_req_post(expires, cpu);
+	if (!hrtimer)
+		return;
 	/* The core asks for the owner right after arming. */
-	if (bc_is_hrtimer(bc))
-		bc_dev_sync();
-	if (owner != READ_ONCE(bc->bound_on))
-		trace_tick_bc_duty(owner, READ_ONCE(bc->bound_on), BC_DUTY_ARM);
-}
-
-static int bc_op_owner(struct tick_bc *core)
-{
-	lockdep_assert_held(&tick_broadcast_lock);
-	return READ_ONCE(bc_dev()->bound_on);
+	bc_dev_sync();
+	if (owner != bc_op_owner(core))
+		trace_tick_bc_owner(owner, bc_op_owner(core), TICK_BC_OWNER_ARM);
 }
 
 static const struct tick_bc_ops tick_bc_ops = {
@@ -276,21 +248,21 @@ static const struct tick_bc_ops tick_bc_ops = {
 	.owner	= bc_op_owner,
 };
 
-static void bc_shutdown(struct clock_event_device *bc, bool suspend)
+static void bc_shutdown(struct clock_event_device *bcdev, bool suspend)
 {
 	lockdep_assert_held(&tick_broadcast_lock);
 	trace_tick_bc_shutdown(suspend);
 	bc_dev_sync();
-	clockevents_shutdown(bc);
+	clockevents_shutdown(bcdev);
 	tick_bc_disarmed(&tick_bc);
 }
 
-static void bc_start_periodic(struct clock_event_device *bc)
+static void bc_start_periodic(struct clock_event_device *bcdev)
 {
 	lockdep_assert_held(&tick_broadcast_lock);
-	if (bc) {
+	if (bcdev) {
 		bc_dev_sync();
-		tick_setup_periodic(bc, 1);
+		tick_setup_periodic(bcdev, 1);
 	}
 }
 
@@ -301,15 +273,16 @@ static void bc_send_ipis(struct cpumask *mask)
 
 	lockdep_assert_not_held(&tick_broadcast_lock);
 	if (cpu < nr_cpu_ids)
-		bc_cpu_dev(cpu)->broadcast(mask);
+		per_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);
 }
 
+/* This CPU was among the woken: run its own tick handler here. */
 static void bc_run_local_handler(void)
 {
-	struct clock_event_device *dev = bc_cpu_dev(smp_processor_id());
+	struct clock_event_device *local = __this_cpu_read(tick_cpu_device.evtdev);
 
 	lockdep_assert_not_held(&tick_broadcast_lock);
-	dev->event_handler(dev);
+	local->event_handler(local);
 }
 
 static void bc_ipi_missing(const struct cpumask *mask)
@@ -337,7 +310,7 @@ static void local_dev_set_broadcast_fn(struct clock_event_device *dev)
  */
 struct tick_device *tick_get_broadcast_device(void)
 {
-	return &bc_tickdev;
+	return &tick_bc.dev;
 }
 
 /**
@@ -404,7 +377,7 @@ static void wakeup_dev_set(struct clock_event_device *dev, int cpu)
 	if (dev) {
 		dev->event_handler = tick_oneshot_wakeup_handler;
 		trace_tick_bc_device(dev->name, cur ? cur->name : "", dev->rating,
-				     BC_ROLE_WAKEUP, cpu);
+				     TICK_BC_ROLE_WAKEUP, cpu);
 	}
 	clockevents_exchange_device(cur, dev);
 	per_cpu(tick_wakeup_dev, cpu) = dev;
@@ -461,14 +434,13 @@ static bool bc_install(struct clock_event_device *dev, int cpu,
 		return false;
 
 	trace_tick_bc_device(dev->name, cur ? cur->name : "", dev->rating,
-			     BC_ROLE_BROADCAST, cpu);
+			     TICK_BC_ROLE_BROADCAST, cpu);
 	if (cur)
 		bc_dev_sync();
 	__clockevents_exchange_device(cur, dev);
 	if (cur)
 		cur->event_handler = clockevents_handle_noop;
-	WRITE_ONCE(bc_tickdev.evtdev, dev);
-	tick_bc_set_device(&tick_bc, true, bc_is_hrtimer(dev));
+	tick_bc_set_device(&tick_bc, dev);
 	if (!tick_bc_periodic_empty(&tick_bc))
 		bc_start_periodic(dev);
 	*old = cur;
@@ -517,7 +489,7 @@ void tick_install_broadcast_device(struct clock_event_device *dev, int cpu)
 
 static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 {
-	struct clock_event_device *bc = bc_dev();
+	struct clock_event_device *bcdev = bc_dev();
 	int ret = 0;
 
 	lockdep_assert_held(&tick_broadcast_lock);
@@ -526,9 +498,9 @@ static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 		local_dev_set_broadcast_fn(dev);
 		tick_bc_set_periodic(&tick_bc, cpu, true);
 		if (bc_periodic_mode())
-			bc_start_periodic(bc);
+			bc_start_periodic(bcdev);
 		else
-			tick_broadcast_setup_oneshot(bc, cpu);
+			tick_broadcast_setup_oneshot(bcdev, cpu);
 		return 1;
 	}
 
@@ -543,9 +515,9 @@ static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 		return 0;
 	}
 
-	if (bc && tick_bc_periodic_empty(&tick_bc))
-		bc_shutdown(bc, false);
-	if (bc && !bc_is_hrtimer(bc))
+	if (bcdev && tick_bc_periodic_empty(&tick_bc))
+		bc_shutdown(bcdev, false);
+	if (bcdev && !tick_bc_hrtimer(&tick_bc))
 		ret = test_bit(cpu, tick_bc.periodic);
 	return ret;
 }
@@ -673,7 +645,7 @@ void tick_set_periodic_handler(struct clock_event_device *dev, int broadcast)
 static void __tick_broadcast_control(struct clock_event_device *dev, unsigned int cpu,
 				     enum tick_broadcast_mode mode)
 {
-	struct clock_event_device *bc;
+	struct clock_event_device *bcdev;
 	struct tick_bc_change ch;
 
 	lockdep_assert_held(&tick_broadcast_lock);
@@ -681,17 +653,17 @@ static void __tick_broadcast_control(struct clock_event_device *dev, unsigned in
 	    !tick_device_is_functional(dev))
 		return;
 
-	bc = bc_dev();
+	bcdev = bc_dev();
 	ch = tick_bc_control(&tick_bc, cpu, mode);
 	trace_tick_bc_control(cpu, mode, test_bit(cpu, tick_bc.periodic));
 
 	if (bc_periodic_mode()) {
-		if (ch.joined && bc && !bc_is_hrtimer(bc))
+		if (ch.joined && bcdev && !tick_bc_hrtimer(&tick_bc))
 			clockevents_shutdown(dev);
 		if (ch.left)
 			tick_setup_periodic(dev, 0);
 	}
-	if (!bc)
+	if (!bcdev)
 		return;
 
 	/*
@@ -702,9 +674,9 @@ static void __tick_broadcast_control(struct clock_event_device *dev, unsigned in
 	 * from inside a deep idle state (an IPI in a halt-style state).
 	 */
 	if (ch.last && (bc_periodic_mode() || !tick_bc_busy(&tick_bc)))
-		bc_shutdown(bc, false);
+		bc_shutdown(bcdev, false);
 	else if (ch.first && bc_periodic_mode())
-		bc_start_periodic(bc);
+		bc_start_periodic(bcdev);
 }
 
 /**
@@ -737,19 +709,19 @@ EXPORT_SYMBOL_GPL(tick_broadcast_control);
  */
 void tick_broadcast_offline(unsigned int cpu)
 {
-	struct clock_event_device *bc;
+	struct clock_event_device *bcdev;
 
 	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
-	bc = bc_dev();
+	bcdev = bc_dev();
 #ifdef CONFIG_TICK_ONESHOT
 	if (per_cpu(tick_wakeup_dev, cpu))
 		wakeup_dev_set(NULL, cpu);
 #endif
 	tick_bc_offline(&tick_bc, cpu);
 	/* In oneshot mode the others may sleep on the device: keep it. */
-	if (bc && bc_periodic_mode() && tick_bc_periodic_empty(&tick_bc))
-		bc_shutdown(bc, false);
+	if (bcdev && bc_periodic_mode() && tick_bc_periodic_empty(&tick_bc))
+		bc_shutdown(bcdev, false);
 	raw_spin_unlock(&tick_broadcast_lock);
 }
 #endif
@@ -782,18 +754,18 @@ bool tick_resume_check_broadcast(void)
 	return bc_periodic_mode() && test_bit(smp_processor_id(), tick_bc.periodic);
 }
 
-static void __tick_resume_broadcast(struct clock_event_device *bc)
+static void __tick_resume_broadcast(struct clock_event_device *bcdev)
 {
 	lockdep_assert_held(&tick_broadcast_lock);
 	bc_dev_sync();
-	clockevents_tick_resume(bc);
+	clockevents_tick_resume(bcdev);
 	if (bc_periodic_mode()) {
 		if (!tick_bc_periodic_empty(&tick_bc))
-			bc_start_periodic(bc);
+			bc_start_periodic(bcdev);
 		return;
 	}
 	if (!tick_bc_periodic_empty(&tick_bc))
-		clockevents_switch_state(bc, CLOCK_EVT_STATE_ONESHOT);
+		clockevents_switch_state(bcdev, CLOCK_EVT_STATE_ONESHOT);
 	/* Anybody still relying on it gets it re-evaluated at once. */
 	tick_bc_retrigger(&tick_bc);
 	bc_dev_sync();
@@ -866,8 +838,8 @@ void tick_check_oneshot_broadcast_this_cpu(void)
 /* Statistics and trace of the CPUs an expiry woke early. */
 static void bc_account_coalesced(ktime_t now, const struct tick_bc_coalesced *c)
 {
-	tick_bc_stats_coalesced(c->nr, c->sum_ns, c->max_ns);
-	trace_tick_bc_coalesce(now, c->nr, c->sum_ns, c->max_ns);
+	tick_bc_stats_coalesced(c);
+	trace_tick_bc_coalesce(now, c->nr, c->early_ns, c->early_max_ns);
 }
 
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
@@ -901,17 +873,17 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
  * Called with the lock held, for this CPU's dummy tick device in oneshot
  * mode: this CPU is running, so it does not sleep on the broadcast.
  */
-static void tick_broadcast_setup_oneshot(struct clock_event_device *bc, unsigned int cpu)
+static void tick_broadcast_setup_oneshot(struct clock_event_device *bcdev, unsigned int cpu)
 {
 	lockdep_assert_held(&tick_broadcast_lock);
-	if (!bc)
+	if (!bcdev)
 		return;
 	tick_bc_cpu_reset(&tick_bc, cpu);
-	if (bc->event_handler == tick_handle_oneshot_broadcast)
+	if (bcdev->event_handler == tick_handle_oneshot_broadcast)
 		return;
 	bc_dev_sync();
-	bc->event_handler = tick_handle_oneshot_broadcast;
-	bc->next_event = KTIME_MAX;
+	bcdev->event_handler = tick_handle_oneshot_broadcast;
+	bcdev->next_event = KTIME_MAX;
 	tick_bc_retrigger(&tick_bc);
 }
 
@@ -928,6 +900,20 @@ static ktime_t tick_get_next_period(void)
 	return next;
 }
 
+/*
+ * This CPU's tick, just switched to oneshot mode, is hrtimer_interrupt(),
+ * which runs only the timers that are due: an early wake costs it nothing
+ * but the interrupt. See "Coalescing" in tick-broadcast-core.c.
+ */
+static bool bc_tick_runs_only_due(void)
+{
+#ifdef CONFIG_HIGH_RES_TIMERS
+	return __this_cpu_read(tick_cpu_device.evtdev)->event_handler == hrtimer_interrupt;
+#else
+	return false;
+#endif
+}
+
 /* The CPUs handed over at the switch: their devices show the tick they wait for. */
 static void bc_show_handover(ktime_t next, unsigned int this_cpu)
 {
@@ -936,7 +922,7 @@ static void bc_show_handover(ktime_t next, unsigned int this_cpu)
 
 	lockdep_assert_held(&tick_broadcast_lock);
 	for_each_cpu(cpu, to_cpumask(tick_bc.periodic)) {
-		dev = bc_cpu_dev(cpu);
+		dev = per_cpu(tick_cpu_device, cpu).evtdev;
 		if (cpu != this_cpu && dev)
 			dev->next_event = next;
 	}
@@ -946,25 +932,24 @@ static void __tick_broadcast_switch_to_oneshot(void)
 {
 	bool from_periodic, fresh = false, armed = false;
 	ktime_t next = 0, expires = KTIME_MAX;
-	struct clock_event_device *bc;
+	struct clock_event_device *bcdev;
 	unsigned int this_cpu;
 
 	lockdep_assert_held(&tick_broadcast_lock);
-	bc = bc_dev();
+	bcdev = bc_dev();
 	this_cpu = smp_processor_id();
 	from_periodic = bc_periodic_mode();
-	bc_tickdev.mode = TICKDEV_MODE_ONESHOT;
 
-	if (bc && bc->event_handler != tick_handle_oneshot_broadcast) {
+	if (bcdev && bcdev->event_handler != tick_handle_oneshot_broadcast) {
 		bc_dev_sync();
 		fresh = true;
 		/* Emulated periodic mode: armed already, for a periodic tick. */
-		armed = clockevent_state_oneshot(bc);
-		expires = bc->next_event;
-		bc->event_handler = tick_handle_oneshot_broadcast;
-		bc->next_event = KTIME_MAX;
+		armed = clockevent_state_oneshot(bcdev);
+		expires = bcdev->next_event;
+		bcdev->event_handler = tick_handle_oneshot_broadcast;
+		bcdev->next_event = KTIME_MAX;
 	}
-	if (bc && from_periodic) {
+	if (bcdev && from_periodic) {
 		next = tick_get_next_period();
 		bc_show_handover(next, this_cpu);
 	}
@@ -975,7 +960,8 @@ static void __tick_broadcast_switch_to_oneshot(void)
 	 * after @next already, while @next has not moved on yet: then the
 	 * core arms it for @next itself.
 	 */
-	tick_bc_switch_oneshot(&tick_bc, this_cpu, next, armed && expires <= next);
+	tick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next,
+			       armed && expires <= next);
 	/* A device installed in oneshot mode: re-evaluate the sleepers. */
 	if (fresh && !from_periodic)
 		tick_bc_retrigger(&tick_bc);
@@ -1028,23 +1014,20 @@ static int wakeup_dev_control(enum tick_broadcast_state state,
  */
 static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 {
+	struct tick_bc_enter_out out;
 	enum tick_bc_enter_result r;
-	unsigned int count;
-	bool stop_local, posted;
 
 	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
-	count = bc_req_count();
-	r = tick_bc_enter(&tick_bc, cpu, dev->next_event, &stop_local);
-	posted = bc_req_new(count);
+	r = tick_bc_enter(&tick_bc, cpu, dev->next_event, &out);
 	/* Under the lock, so that the events come in the order decided. */
 	trace_tick_bc_enter(cpu, dev->next_event, r);
 	raw_spin_unlock(&tick_broadcast_lock);
 
-	/* Nothing recorded, nothing to write: see the top of this file. */
-	if (posted)
+	/* Nothing armed, nothing to write: see the top of this file. */
+	if (out.armed)
 		bc_dev_flush();
-	if (stop_local)
+	if (out.stop_local)
 		clockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);
 	tick_bc_stats_enter(r);
 	return tick_bc_enter_refused(r) ? -EBUSY : 0;
@@ -1085,7 +1068,7 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
 static int bc_oneshot_control(enum tick_broadcast_state state,
 			      struct clock_event_device *dev, unsigned int cpu)
 {
-	if (!READ_ONCE(bc_tickdev.evtdev)) {
+	if (!READ_ONCE(tick_bc.dev.evtdev)) {
 		if (state != TICK_BROADCAST_ENTER)
 			return 0;
 		trace_tick_bc_enter(cpu, dev->next_event, TICK_BC_ENTER_BUSY_NODEV);
@@ -1152,7 +1135,7 @@ void hotplug_cpu__broadcast_tick_pull(int deadcpu)
 
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
 	if (bc_dev() && tick_bc_owner_busy(&tick_bc, deadcpu))
-		trace_tick_bc_duty(deadcpu, smp_processor_id(), BC_DUTY_PULL);
+		trace_tick_bc_owner(deadcpu, smp_processor_id(), TICK_BC_OWNER_PULL);
 	if (bc_dev() && tick_bc_pull(&tick_bc, deadcpu, smp_processor_id())) {
 		dev = __this_cpu_read(tick_cpu_device.evtdev);
 		tick_program_event(dev->next_event, 1);
@@ -1170,7 +1153,7 @@ void hotplug_cpu__broadcast_tick_pull(int deadcpu)
  */
 int tick_broadcast_oneshot_active(void)
 {
-	return bc_tickdev.mode == TICKDEV_MODE_ONESHOT;
+	return READ_ONCE(tick_bc.dev.mode) == TICKDEV_MODE_ONESHOT;
 }
 
 /**
@@ -1180,175 +1163,10 @@ int tick_broadcast_oneshot_active(void)
  */
 bool tick_broadcast_oneshot_available(void)
 {
-	struct clock_event_device *bc = READ_ONCE(bc_tickdev.evtdev);
+	struct clock_event_device *bcdev = READ_ONCE(tick_bc.dev.evtdev);
 
-	return bc && (bc->features & CLOCK_EVT_FEAT_ONESHOT);
+	return bcdev && (bcdev->features & CLOCK_EVT_FEAT_ONESHOT);
 }
-
-#ifdef CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST
-/*
- * The state a test runs on: allocated at the first test and kept, since
- * tick_check_broadcast_expired() may still read the force mask of a
- * state just handed back.
- */
-static struct timerqueue_node *bc_kunit_sleep;
-static unsigned long *bc_kunit_masks;
-static struct cpumask *bc_kunit_online;
-
-static int bc_kunit_alloc(void)
-{
-	if (!bc_kunit_sleep)
-		bc_kunit_sleep = kcalloc(nr_cpu_ids, sizeof(*bc_kunit_sleep), GFP_KERNEL);
-	if (!bc_kunit_masks)
-		bc_kunit_masks = kcalloc(TICK_BC_NR_MASKS, cpumask_size(), GFP_KERNEL);
-	if (!bc_kunit_online)
-		bc_kunit_online = kzalloc(cpumask_size(), GFP_KERNEL);
-	return bc_kunit_sleep && bc_kunit_masks && bc_kunit_online ? 0 : -ENOMEM;
-}
-
-/*
- * A CPU whose tick is still periodic switches to oneshot mode later, and
- * would switch the test's state.
- */
-static bool bc_kunit_ticks_settled(void)
-{
-	unsigned int cpu;
-
-	for_each_online_cpu(cpu) {
-		if (per_cpu(tick_cpu_device, cpu).mode != TICKDEV_MODE_ONESHOT)
-			return false;
-	}
-	return true;
-}
-
-/* Under the lock: put the machine's broadcast aside, start afresh. */
-static void bc_kunit_swap_in(struct tick_bc_kunit *t)
-{
-	lockdep_assert_held(&tick_broadcast_lock);
-	if (bc_dev())
-		bc_shutdown(bc_dev(), false);
-	t->saved = tick_bc;
-	t->saved_dev = bc_dev();
-	t->saved_mode = bc_tickdev.mode;
-
-	cpumask_copy(bc_kunit_online, cpu_online_mask);
-	t->online = bc_kunit_online;
-	tick_bc_init(&tick_bc, &tick_bc_ops, nr_cpu_ids, cpumask_size() / sizeof(long),
-		     bc_kunit_sleep, bc_kunit_masks, cpumask_bits(bc_kunit_online));
-	t->core = &tick_bc;
-	WRITE_ONCE(bc_tickdev.evtdev, NULL);
-	bc_tickdev.mode = TICKDEV_MODE_PERIODIC;
-	bc_kunit = t;
-}
-
-/**
- * tick_bc_kunit_begin - take the broadcast over for a KUnit test
- * @t:		the takeover, @t->local set by the caller
- *
- * The machine's broadcast state and device are put aside (the device shut
- * down), and the glue runs on a fresh state, in periodic mode and without
- * a broadcast device, until tick_bc_kunit_end(). Refused while any CPU
- * relies on the broadcast, and until every CPU's tick runs in oneshot
- * mode. A CPU entering deep idle meanwhile would sleep on the test's
- * devices: for test kernels only.
- *
- * Return: 0, -EBUSY if the broadcast is in use, -EAGAIN if a CPU's tick
- * is still periodic, -ENOMEM.
- */
-int tick_bc_kunit_begin(struct tick_bc_kunit *t)
-{
-	unsigned long flags;
-	int ret = bc_kunit_alloc();
-
-	if (ret)
-		return ret;
-	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	if (bc_kunit || tick_bc_busy(&tick_bc) || !tick_bc_periodic_empty(&tick_bc))
-		ret = -EBUSY;
-	else if (!bc_kunit_ticks_settled())
-		ret = -EAGAIN;
-	else
-		bc_kunit_swap_in(t);
-	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
-	return ret;
-}
-
-/**
- * tick_bc_kunit_end - give the broadcast back to the machine
- * @t:		the takeover
- *
- * The device the test left installed is detached, so that the test can
- * unregister it, and the machine's state and device come back; its
- * device stays shut down until the next CPU sleeping on it arms it.
- */
-void tick_bc_kunit_end(struct tick_bc_kunit *t)
-{
-	unsigned long flags;
-
-	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	if (bc_dev()) {
-		bc_dev_sync();
-		clockevents_switch_state(bc_dev(), CLOCK_EVT_STATE_DETACHED);
-	}
-	tick_bc = t->saved;
-	WRITE_ONCE(bc_tickdev.evtdev, t->saved_dev);
-	bc_tickdev.mode = t->saved_mode;
-	bc_kunit = NULL;
-	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
-}
-
-/**
- * tick_bc_kunit_oneshot_control - tick_broadcast_enter()/exit() as @cpu
- * @cpu:	the CPU to play, with its test tick device
- * @state:	TICK_BROADCAST_ENTER or TICK_BROADCAST_EXIT
- *
- * Return: what __tick_broadcast_oneshot_control() would.
- */
-int tick_bc_kunit_oneshot_control(unsigned int cpu, enum tick_broadcast_state state)
-{
-	unsigned long flags;
-	int ret;
-
-	if (WARN_ON_ONCE(!bc_kunit))
-		return -EINVAL;
-	local_irq_save(flags);
-	ret = bc_oneshot_control(state, bc_cpu_dev(cpu), cpu);
-	local_irq_restore(flags);
-	return ret;
-}
-
-/**
- * tick_bc_kunit_control - tick_broadcast_control() as @cpu
- * @cpu:	the CPU to play, with its test tick device
- * @mode:	TICK_BROADCAST_ON, OFF or FORCE
- */
-void tick_bc_kunit_control(unsigned int cpu, enum tick_broadcast_mode mode)
-{
-	unsigned long flags;
-
-	if (WARN_ON_ONCE(!bc_kunit))
-		return;
-	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	__tick_broadcast_control(bc_cpu_dev(cpu), cpu, mode);
-	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
-}
-
-/**
- * tick_bc_kunit_synced - is every arming decided written to the device
- *
- * Return: true if no deferred arming waits to be written.
- */
-bool tick_bc_kunit_synced(void)
-{
-	unsigned long flags;
-	bool synced;
-
-	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	synced = READ_ONCE(bc_req_done) == raw_read_seqcount(&bc_req_seq);
-	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
-	return synced;
-}
-#endif /* CONFIG_TICK_BROADCAST_GLUE_KUNIT_TEST */
 
 #else /* !CONFIG_TICK_ONESHOT */
 
@@ -1358,9 +1176,9 @@ bool tick_bc_kunit_synced(void)
  */
 int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 {
-	struct clock_event_device *bc = READ_ONCE(bc_tickdev.evtdev);
+	struct clock_event_device *bcdev = READ_ONCE(tick_bc.dev.evtdev);
 
-	return !bc || bc_is_hrtimer(bc) ? -EBUSY : 0;
+	return !bcdev || (bcdev->features & CLOCK_EVT_FEAT_HRTIMER) ? -EBUSY : 0;
 }
 #endif /* !CONFIG_TICK_ONESHOT */
 
@@ -1417,42 +1235,6 @@ u64 tick_broadcast_coalesce(void)
 	return window;
 }
 
-#ifdef CONFIG_DEBUG_FS
-/*
- * /sys/kernel/debug/tick_broadcast/coalesce_us, next to the statistics:
- * the window in microseconds. A value that is not a number or is
- * negative is refused with -EINVAL, one above the maximum with -ERANGE,
- * and the window stays as it was.
- */
-static int bc_coalesce_get(void *data, u64 *val)
-{
-	*val = div_u64(tick_broadcast_coalesce(), NSEC_PER_USEC);
-	return 0;
-}
-
-static int bc_coalesce_set(void *data, u64 val)
-{
-	if (val > TICK_BC_WINDOW_MAX_NS / NSEC_PER_USEC)
-		return -ERANGE;
-	return tick_broadcast_set_coalesce(val * NSEC_PER_USEC);
-}
-
-DEFINE_DEBUGFS_ATTRIBUTE(bc_coalesce_fops, bc_coalesce_get, bc_coalesce_set, "%llu\n");
-
-/* After the statistics' late initcall, which creates the directory. */
-static int __init bc_coalesce_debugfs_init(void)
-{
-	struct dentry *dir = debugfs_lookup("tick_broadcast", NULL);
-
-	if (IS_ERR_OR_NULL(dir))
-		return 0;
-	debugfs_create_file_unsafe("coalesce_us", 0644, dir, NULL, &bc_coalesce_fops);
-	dput(dir);
-	return 0;
-}
-late_initcall_sync(bc_coalesce_debugfs_init);
-#endif
-
 /**
  * tick_broadcast_init - set up the broadcast state at boot
  */
@@ -1473,3 +1255,7 @@ void __init tick_broadcast_init(void)
 	for_each_possible_cpu(cpu)
 		WARN_ON(!zalloc_cpumask_var(per_cpu_ptr(&tick_bc_wake, cpu), GFP_NOWAIT));
 }
+
+#ifdef CONFIG_TICK_BROADCAST_DEVICES_KUNIT_TEST
+#include "tests/tick_broadcast_devices_kunit.c"
+#endif

@@ -32,7 +32,7 @@
 #if defined(CONFIG_GENERIC_CLOCKEVENTS_BROADCAST) && defined(CONFIG_TICK_ONESHOT) && \
 	defined(CONFIG_TRACEPOINTS) && defined(CONFIG_DEBUG_FS)
 
-#include <trace/events/tick_bc.h>
+#include "../tick-broadcast-trace.h"
 
 enum rec_type { REC_ENTER, REC_EXIT, REC_PROGRAM, REC_EXPIRE };
 

@@ -1,54 +1,77 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Trace events of tick broadcast (kernel/time/tick-broadcast.c): every
- * change of the broadcast state, with the times involved. Times are
- * CLOCK_MONOTONIC nanoseconds, KTIME_MAX (9223372036854775807) for "none".
- * Documentation/timers/tick-broadcast.rst lists them and shows how to
- * enable them.
+ * Trace events of tick broadcast (kernel/time/tick-broadcast.c), system
+ * tick_bc: every change of the broadcast state, with the times involved.
+ * Times are CLOCK_MONOTONIC nanoseconds, KTIME_MAX (9223372036854775807)
+ * for "none". Documentation/timers/tick-broadcast.rst lists them and shows
+ * how to enable them.
  */
+
+/*
+ * Values of the events' fields that are decoded by name: the results of
+ * tick_bc_enter() and the actions of tick_bc_exit() (tick-broadcast-core.h),
+ * why the CPU holding the hrtimer broadcast changed, and which role a
+ * device took.
+ */
+#ifndef _KERNEL_TIME_TICK_BROADCAST_TRACE_ENUMS
+#define _KERNEL_TIME_TICK_BROADCAST_TRACE_ENUMS
+
+#include "tick-broadcast-core.h"
+
+#define TICK_BC_OWNER_REASONS						\
+	tick_bc_name(TICK_BC_OWNER_ARM,			"arm")		\
+	tick_bc_name_end(TICK_BC_OWNER_PULL,		"pull")
+
+#define TICK_BC_DEVICE_ROLES						\
+	tick_bc_name(TICK_BC_ROLE_BROADCAST,		"broadcast")	\
+	tick_bc_name_end(TICK_BC_ROLE_WAKEUP,		"wakeup")
+
+#define tick_bc_name(e, ...)	e,
+#define tick_bc_name_end	tick_bc_name
+
+/* An enter armed the timer on another CPU; its CPU went offline. */
+enum tick_bc_owner_reason {
+	TICK_BC_OWNER_REASONS
+};
+
+/* The broadcast device, or a CPU's own oneshot wakeup device. */
+enum tick_bc_device_role {
+	TICK_BC_DEVICE_ROLES
+};
+
+#undef tick_bc_name
+#undef tick_bc_name_end
+
+#endif /* _KERNEL_TIME_TICK_BROADCAST_TRACE_ENUMS */
+
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM tick_bc
 
-#if !defined(_TRACE_TICK_BC_H) || defined(TRACE_HEADER_MULTI_READ)
-#define _TRACE_TICK_BC_H
+#if !defined(_KERNEL_TIME_TICK_BROADCAST_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _KERNEL_TIME_TICK_BROADCAST_TRACE_H
 
 #include <linux/cpumask.h>
 #include <linux/ktime.h>
 #include <linux/tick.h>
 #include <linux/tracepoint.h>
 
-/*
- * The results of tick_bc_enter() and the actions of tick_bc_exit(), decoded
- * with their names in TICK_BC_ENTER_RESULTS and TICK_BC_EXIT_ACTIONS, which
- * kernel/time/tick-broadcast-core.h defines; every user of these events
- * includes it first.
- */
-#ifndef TICK_BC_ENTER_RESULTS
-#error "include kernel/time/tick-broadcast-core.h before this header"
-#endif
-
 #undef tick_bc_name
 #undef tick_bc_name_end
 #define tick_bc_name(e, ...)		TRACE_DEFINE_ENUM(e);
 #define tick_bc_name_end		tick_bc_name
-
 TICK_BC_ENTER_RESULTS
 TICK_BC_EXIT_ACTIONS
-
+TICK_BC_OWNER_REASONS
+TICK_BC_DEVICE_ROLES
 #undef tick_bc_name
 #undef tick_bc_name_end
+
 #define tick_bc_name(e, name)		{ e, name },
 #define tick_bc_name_end(e, name)	{ e, name }
-
 #define tick_bc_show_enter_result(r)	__print_symbolic(r, TICK_BC_ENTER_RESULTS)
 #define tick_bc_show_exit_action(a)	__print_symbolic(a, TICK_BC_EXIT_ACTIONS)
-
-/* The decoded values of the duty reasons and device roles. */
-#define tick_bc_show_duty_reason(r)					\
-	__print_symbolic(r, { 0, "arm" }, { 1, "pull" })
-
-#define tick_bc_show_device_role(r)					\
-	__print_symbolic(r, { 0, "broadcast" }, { 1, "wakeup" })
+#define tick_bc_show_owner_reason(r)	__print_symbolic(r, TICK_BC_OWNER_REASONS)
+#define tick_bc_show_device_role(r)	__print_symbolic(r, TICK_BC_DEVICE_ROLES)
 
 TRACE_DEFINE_ENUM(TICK_BROADCAST_OFF);
 TRACE_DEFINE_ENUM(TICK_BROADCAST_ON);
@@ -171,32 +194,32 @@ DEFINE_EVENT(tick_bc_wake, tick_bc_expire,
  * tick_bc_coalesce - the oneshot broadcast woke CPUs before their time
  * @now:	the time of the expiry, as in the tick_bc_expire event
  * @nr:		how many CPUs it woke early, the handling CPU included
- * @early_sum:	the sum of how early they were woken (ns)
- * @early_max:	how early the earliest of them was woken (ns), at most the
+ * @early_ns:	the sum of how early they were woken (ns)
+ * @early_max_ns: how early the earliest of them was woken (ns), at most the
  *		coalescing window
  */
 TRACE_EVENT(tick_bc_coalesce,
 
-	TP_PROTO(ktime_t now, unsigned int nr, u64 early_sum, u64 early_max),
+	TP_PROTO(ktime_t now, unsigned int nr, u64 early_ns, u64 early_max_ns),
 
-	TP_ARGS(now, nr, early_sum, early_max),
+	TP_ARGS(now, nr, early_ns, early_max_ns),
 
 	TP_STRUCT__entry(
 		__field(s64,		now)
 		__field(unsigned int,	nr)
-		__field(u64,		early_sum)
-		__field(u64,		early_max)
+		__field(u64,		early_ns)
+		__field(u64,		early_max_ns)
 	),
 
 	TP_fast_assign(
 		__entry->now		= now;
 		__entry->nr		= nr;
-		__entry->early_sum	= early_sum;
-		__entry->early_max	= early_max;
+		__entry->early_ns	= early_ns;
+		__entry->early_max_ns	= early_max_ns;
 	),
 
-	TP_printk("now=%lld nr=%u early_sum=%llu early_max=%llu", __entry->now,
-		  __entry->nr, __entry->early_sum, __entry->early_max)
+	TP_printk("now=%lld nr=%u early_ns=%llu early_max_ns=%llu", __entry->now,
+		  __entry->nr, __entry->early_ns, __entry->early_max_ns)
 );
 
 /*
@@ -213,12 +236,13 @@ DEFINE_EVENT(tick_bc_wake, tick_bc_periodic,
 );
 
 /*
- * tick_bc_duty - the hrtimer broadcast moved to another CPU
+ * tick_bc_owner - the hrtimer broadcast moved to another CPU
  * @from:	the CPU that held it, -1 for none
  * @to:		the CPU that holds it now, -1 for none
- * @reason:	0 armed from another CPU, 1 pulled from a dead CPU
+ * @reason:	enum tick_bc_owner_reason: armed from another CPU, or
+ *		pulled from a dead one
  */
-TRACE_EVENT(tick_bc_duty,
+TRACE_EVENT(tick_bc_owner,
 
 	TP_PROTO(int from, int to, int reason),
 
@@ -237,7 +261,7 @@ TRACE_EVENT(tick_bc_duty,
 	),
 
 	TP_printk("from=%d to=%d reason=%s", __entry->from, __entry->to,
-		  tick_bc_show_duty_reason(__entry->reason))
+		  tick_bc_show_owner_reason(__entry->reason))
 );
 
 /*
@@ -245,7 +269,8 @@ TRACE_EVENT(tick_bc_duty,
  * @name:	its name
  * @old:	the device it replaced, "" for none
  * @rating:	its rating
- * @role:	0 broadcast device, 1 oneshot wakeup device of @cpu
+ * @role:	enum tick_bc_device_role: the broadcast device, or the
+ *		oneshot wakeup device of @cpu
  * @cpu:	the CPU that registered it
  */
 TRACE_EVENT(tick_bc_device,
@@ -359,7 +384,11 @@ TRACE_EVENT(tick_bc_shutdown,
 	TP_printk("suspend=%d", __entry->suspend)
 );
 
-#endif /* _TRACE_TICK_BC_H */
+#endif /* _KERNEL_TIME_TICK_BROADCAST_TRACE_H */
 
 /* This part must be outside protection */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH ../../kernel/time
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE tick-broadcast-trace
 #include <trace/define_trace.h>
