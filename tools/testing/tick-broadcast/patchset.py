@@ -1,42 +1,52 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The series as data: which files and hunks make which patch.
+"""The series as data: a stack of patches over the pristine base.
 
-series/series.conf lists the patches in order. A patch starts with
+series/series.conf lists the patches in order, one a line:
 
-	patch SLUG TREE...
+	patch SLUG TREE... [fix [case=NAME...]]
 
-and its entries follow, one a line:
+series/patches/SLUG.diff is the patch's change (git diff format, a/ and
+b/ prefixes, any number of files), applied to the tree as the patches
+before it left it; series/SLUG.msg is its changelog (subject line, blank
+line, body). TREE says which trees get the patch: "ours" is the series,
+"base" the pristine tree plus the test tooling both kernels share (the
+test cpuidle driver and the KUnit suites that run on both). "fix" marks
+the standalone fixes of bugs in the pristine code, which `make series
+PART=fixes` exports alone: each must apply to the pristine base. A fix
+names the KUnit cases that fail on the base because of the bug it fixes
+(case=NAME, the case's name in the suite): they are the base's known
+failures, and `tb.py series proof` shows each fail before its fix and
+pass after it.
 
-	file PATH	a file wholly ours, at PATH in the kernel tree
-	hunk DIFF	a unified diff (a/ b/ prefixes, one or more files),
-			applied to the tree as the patches before it left it
-
-SLUG names the changelog, series/SLUG.msg (subject line, blank line,
-body). TREE says which trees get the patch: "ours" is the series, "base"
-the pristine tree plus the test tooling both kernels share; the base's
-patches must be the first ones of the series, so that the base tree is
-exactly the series applied up to that point.
+The files the series creates, and the two it replaces wholly
+(OWN_FILES), are also kept at their kernel paths in the repository, as
+the last patch leaves them, for reading; check_files() says where they
+differ from the stack. Changes to other upstream files (Kconfig,
+Makefile, MAINTAINERS, ...) live in the diffs only.
 
 This module knows nothing of builds or QEMU: it turns the configuration
 into file contents, and nothing else imports it back.
 """
 
 import re
-import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
 REPO = TOOLS.parents[2]
 SERIES_DIR = TOOLS / 'series'
+PATCH_DIR = SERIES_DIR / 'patches'
 CONF = SERIES_DIR / 'series.conf'
 TREES = ('ours', 'base')
+FLAGS = ('fix',)
+# Upstream files the series replaces as a whole: ours at the end.
+OWN_FILES = ('kernel/time/tick-broadcast.c', 'kernel/time/tick-broadcast-hrtimer.c')
 
 
 class SeriesError(Exception):
-	"""The series configuration or one of its hunks is broken."""
+	"""The series configuration or one of its patches is broken."""
 
 
 @dataclass
@@ -45,110 +55,142 @@ class Patch:
 	number: int
 	slug: str
 	trees: tuple
-	entries: list = field(default_factory=list)	# [(kind, repo Path, [tree paths])]
+	fix: bool = False
+	cases: tuple = ()
 
 	@property
 	def msg(self):
 		return SERIES_DIR / f'{self.slug}.msg'
 
+	@property
+	def diff(self):
+		return PATCH_DIR / f'{self.slug}.diff'
+
 	def message(self):
 		"""(subject, body) of the changelog."""
 		if not self.msg.exists():
 			raise SeriesError(f'{self.msg.relative_to(REPO)}: no changelog for patch {self.slug}')
-		text = self.msg.read_text()
-		subject, _, body = text.partition('\n')
+		subject, _, body = self.msg.read_text().partition('\n')
 		return subject.strip(), body.strip('\n') + '\n'
 
+	def diff_text(self):
+		if not self.diff.exists():
+			raise SeriesError(f'{self.diff.relative_to(REPO)}: no diff for patch {self.slug}')
+		return self.diff.read_text()
 
-def hunk_targets(diff):
-	"""Tree paths a unified diff changes."""
-	paths = re.findall(r'^\+\+\+ b/(\S+)', diff.read_text(), re.M)
-	if not paths:
-		raise SeriesError(f'{diff.relative_to(REPO)}: no "+++ b/FILE" line')
-	return paths
+	def conf_line(self):
+		"""The patch's line in series.conf, its trees aligned by tabs."""
+		tabs = '\t' * max(1, (40 - 8 - len(self.slug) + 7) // 8)
+		rest = list(self.trees) + (['fix'] if self.fix else [])
+		line = f'patch\t{self.slug}{tabs}' + '\t'.join(rest)
+		return ''.join([line] + [f' \\\n\tcase={c}' for c in self.cases])
+
+
+def diff_paths(text):
+	"""Tree paths a git diff changes, in order."""
+	return re.findall(r'^diff --git a/\S+ b/(\S+)$', text, re.M)
+
+
+def parse_conf(text, where='series.conf'):
+	"""[Patch] from the text of series.conf (a line may go on after a
+	backslash)."""
+	patches = []
+	for n, raw in enumerate(text.replace('\\\n', ' ').splitlines(), 1):
+		words = raw.split('#', 1)[0].split()
+		if not words:
+			continue
+		if words[0] != 'patch' or len(words) < 3:
+			raise SeriesError(f'{where}:{n}: want "patch SLUG TREE... [fix [case=NAME...]]"')
+		trees = tuple(w for w in words[2:] if w in TREES)
+		cases = tuple(w[len('case='):] for w in words[2:] if w.startswith('case='))
+		flags = [w for w in words[2:] if w not in TREES and not w.startswith('case=')]
+		if not trees or any(f not in FLAGS for f in flags) or (cases and 'fix' not in flags):
+			raise SeriesError(f'{where}:{n}: trees are {"/".join(TREES)}, flags '
+					  f'{"/".join(FLAGS)}, and only a fix names cases')
+		patches.append(Patch(len(patches) + 1, words[1], trees, 'fix' in flags, cases))
+	slugs = [p.slug for p in patches]
+	if len(set(slugs)) != len(slugs):
+		raise SeriesError(f'{where}: a slug appears twice')
+	return patches
 
 
 def load(conf=CONF):
 	"""[Patch] in series order."""
-	patches = []
-	for n, raw in enumerate(conf.read_text().splitlines(), 1):
-		words = raw.split('#', 1)[0].split()
-		if not words:
-			continue
-		where = f'{conf.relative_to(REPO)}:{n}'
-		if words[0] == 'patch':
-			if len(words) < 3 or any(t not in TREES for t in words[2:]):
-				raise SeriesError(f'{where}: want "patch SLUG TREE..."')
-			patches.append(Patch(len(patches) + 1, words[1], tuple(words[2:])))
-			continue
-		if words[0] not in ('file', 'hunk') or len(words) != 2 or not patches:
-			raise SeriesError(f'{where}: want "file PATH" or "hunk DIFF" after a "patch" line')
-		src = REPO / words[1]
-		if not src.exists():
-			raise SeriesError(f'{where}: {words[1]} does not exist')
-		dsts = hunk_targets(src) if words[0] == 'hunk' else [words[1]]
-		patches[-1].entries.append((words[0], src, dsts))
-	base = [p.number for p in patches if 'base' in p.trees]
-	if base != list(range(1, len(base) + 1)):
-		raise SeriesError(f'{conf.relative_to(REPO)}: the base tree\'s patches must come first')
-	return patches
+	return parse_conf(conf.read_text(), str(conf.relative_to(REPO)))
+
+
+def conf_header(conf=CONF):
+	"""The comment lines at the top of series.conf, kept by save."""
+	lines = []
+	for line in conf.read_text().splitlines() if conf.exists() else []:
+		if line.startswith('patch'):
+			break
+		lines.append(line)
+	return '\n'.join(lines).rstrip('\n') + '\n\n' if lines else ''
+
+
+def known_base_failures(patches=None):
+	"""{KUnit case name: the fix of the base that makes it pass}."""
+	return {c: p.slug for p in (load() if patches is None else patches) for c in p.cases}
 
 
 def patches_for(tree, patches=None):
-	return [p for p in (patches or load()) if tree in p.trees]
+	return [p for p in (load() if patches is None else patches) if tree in p.trees]
 
 
-def repo_paths(patches=None):
-	"""Every repository file the series is made of, in series order."""
-	out = []
-	for p in patches or load():
-		for _, src, _ in p.entries:
-			rel = str(src.relative_to(REPO))
-			if rel not in out:
-				out.append(rel)
-	return out
-
-
-def apply_hunk(diff, state, pristine):
-	"""Apply diff over state ({tree path: bytes}, falling back to pristine).
-
-	Refuses fuzz and offsets: a hunk applies exactly or not at all.
-	"""
+def apply_diff(text, state, pristine, name='patch'):
+	"""Apply a git diff over state ({tree path: bytes or None}, falling
+	back to pristine), with git apply: exact context, offsets allowed."""
+	paths = diff_paths(text)
 	with tempfile.TemporaryDirectory() as tmp:
-		for dst in hunk_targets(diff):
-			target = Path(tmp) / dst
-			target.parent.mkdir(parents=True, exist_ok=True)
-			if dst in state:
-				if state[dst] is not None:
-					target.write_bytes(state[dst])
-			elif (pristine / dst).exists():
-				shutil.copy(pristine / dst, target)
-		r = subprocess.run(['patch', '-p1', '-F0', '--no-backup-if-mismatch', '-d', tmp,
-				    '-i', str(diff)], capture_output=True, text=True)
-		out = r.stdout + r.stderr
-		if r.returncode or re.search(r'offset|fuzz', out, re.I):
-			raise SeriesError(f'hunk {diff.relative_to(REPO)} does not apply exactly:\n{out}')
-		for dst in hunk_targets(diff):
-			target = Path(tmp) / dst
-			state[dst] = target.read_bytes() if target.exists() else None
+		for path in paths:
+			data = state[path] if path in state else (
+				(pristine / path).read_bytes() if (pristine / path).exists() else None)
+			if data is not None:
+				target = Path(tmp) / path
+				target.parent.mkdir(parents=True, exist_ok=True)
+				target.write_bytes(data)
+		r = subprocess.run(['git', 'apply', '-p1', '--whitespace=nowarn', '-'], cwd=tmp,
+				   input=text.encode(), capture_output=True)
+		if r.returncode:
+			raise SeriesError(f'{name} does not apply:\n{r.stderr.decode()[-2000:]}')
+		for path in paths:
+			target = Path(tmp) / path
+			state[path] = target.read_bytes() if target.exists() else None
 
 
-def apply_patch(patch, state, pristine):
-	for kind, src, dsts in patch.entries:
-		if kind == 'file':
-			state[dsts[0]] = src.read_bytes()
-		else:
-			apply_hunk(src, state, pristine)
-
-
-def tree_files(tree, pristine, upto=None):
+def tree_files(tree, pristine, upto=None, patches=None):
 	"""{tree path: bytes or None (deleted)} the series sets in tree.
 
-	upto limits it to the first upto patches of the series.
+	upto limits it to the first upto patches of the series (by number).
 	"""
 	state = {}
-	for p in patches_for(tree):
+	for p in patches_for(tree, patches):
 		if upto is not None and p.number > upto:
 			break
-		apply_patch(p, state, pristine)
+		apply_diff(p.diff_text(), state, pristine, str(p.diff.relative_to(REPO)))
 	return state
+
+
+def own_files(pristine, state):
+	"""The paths of state kept in the repository: new files and OWN_FILES."""
+	return sorted(p for p, data in state.items()
+		      if data is not None and (p in OWN_FILES or not (pristine / p).exists()))
+
+
+def check_files(pristine, repo=REPO, patches=None):
+	"""[(path, why)] where the repository's own files disagree with the stack."""
+	state = tree_files('ours', pristine, patches=patches)
+	bad = []
+	for path in own_files(pristine, state):
+		f = repo / path
+		if not f.exists():
+			bad.append((path, 'missing in the repository'))
+		elif f.read_bytes() != state[path]:
+			bad.append((path, 'differs from what the series makes of it'))
+	return bad
+
+
+def repo_paths(pristine):
+	"""The repository's own files of the series, at their kernel paths."""
+	return own_files(pristine, tree_files('ours', pristine))

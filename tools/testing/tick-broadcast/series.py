@@ -106,49 +106,46 @@ def manifest(pristine, patches=None):
 	"""{tree path: sha256} of every base file the series replaces or patches."""
 	out = {}
 	for p in patches or patchset.load():
-		for _, _, dsts in p.entries:
-			for dst in dsts:
-				if (pristine / dst).exists():
-					out[dst] = hashlib.sha256((pristine / dst).read_bytes()).hexdigest()
+		for dst in patchset.diff_paths(p.diff_text()):
+			if (pristine / dst).exists():
+				out[dst] = hashlib.sha256((pristine / dst).read_bytes()).hexdigest()
 	return dict(sorted(out.items()))
 
 
-def manifest_text(pristine):
-	return ''.join(f'{h}  {p}\n' for p, h in manifest(pristine).items())
+def manifest_text(pristine, patches=None):
+	return ''.join(f'{h}  {p}\n' for p, h in manifest(pristine, patches).items())
 
 
 def new_files(pristine, patches=None):
 	"""Tree paths the series creates."""
-	return sorted({d for p in patches or patchset.load() for _, _, ds in p.entries
-		       for d in ds if not (pristine / d).exists()})
+	return sorted({d for p in patches or patchset.load()
+		       for d in patchset.diff_paths(p.diff_text()) if not (pristine / d).exists()})
 
 
 # ---------------------------------------------------------------- export
 
-def commit_series(repo, pristine):
+def commit_patches(wt, branch, patches, tail):
+	"""(Re)make branch in worktree wt: one commit per patch, on tb-base;
+	tail(patch) is appended to each changelog."""
+	git(wt, 'checkout', '-q', '-f', '-B', branch, BASE_TAG)
+	git(wt, 'clean', '-q', '-f', '-d')
+	for p in patches:
+		r = subprocess.run(['git', '-C', str(wt), 'apply', '--index', '-p1', '-'],
+				   input=p.diff_text(), capture_output=True, text=True)
+		if r.returncode:
+			raise Failed(f'patch {p.number} ({p.slug}) does not apply:\n{r.stderr[-2000:]}')
+		subject, body = p.message()
+		git(wt, 'commit', '-q', '--allow-empty', '-F', '-',
+		    input=f'{subject}\n\n{body}\n{tail(p)}')
+	return git(wt, 'rev-parse', 'HEAD')
+
+
+def commit_series(repo, pristine, patches=None):
 	"""(Re)make branch tb-series: one commit per patch, on tb-base."""
 	signoff = identity()
-	git(repo, 'checkout', '-q', '-f', '-B', BRANCH, BASE_TAG)
-	prev = {}
-	for p in patchset.patches_for('ours'):
-		state = patchset.tree_files('ours', pristine, upto=p.number)
-		touched = []
-		for path, data in state.items():
-			if prev.get(path, b'\0') == data:
-				continue
-			f = repo / path
-			if f.exists() or f.is_symlink():
-				f.unlink()
-			if data is not None:
-				f.parent.mkdir(parents=True, exist_ok=True)
-				f.write_bytes(data)
-			touched.append(path)
-		prev = state
-		subject, body = p.message()
-		msg = f'{subject}\n\n{body}\nSigned-off-by: {signoff}\n'
-		git(repo, 'add', '-A', '-f', '--', *touched)
-		git(repo, 'commit', '-q', '--allow-empty', '-F', '-', input=msg)
-	return git(repo, 'rev-parse', 'HEAD')
+	if patches is None:
+		patches = patchset.patches_for('ours')
+	return commit_patches(repo, BRANCH, patches, lambda p: f'Signed-off-by: {signoff}\n')
 
 
 def maintainers(repo, files):
@@ -171,10 +168,11 @@ def fill_cover(cover, repo, patch_files, version, debver):
 	return cover.write_text(text.replace('*** BLURB HERE ***', body + extra))
 
 
-def export(workdir, pristine, outdir, version, debver):
-	"""Write the series to outdir; return the list of files."""
+def export(workdir, pristine, outdir, version, debver, patches=None):
+	"""Write the series (or the given patches of it) to outdir; return the
+	list of files."""
 	repo = base_repo(workdir, pristine, version)
-	commit_series(repo, pristine)
+	commit_series(repo, pristine, patches)
 	shutil.rmtree(outdir, ignore_errors=True)
 	outdir.mkdir(parents=True)
 	out = git(repo, 'format-patch', '-q', '--cover-letter', '--base', BASE_TAG, '-B',
@@ -184,7 +182,7 @@ def export(workdir, pristine, outdir, version, debver):
 	if not cover:
 		raise Failed(f'git format-patch wrote no cover letter: {out}')
 	fill_cover(cover[0], repo, [f for f in files if f not in cover], version, debver)
-	(outdir / MANIFEST.name).write_text(manifest_text(pristine))
+	(outdir / MANIFEST.name).write_text(manifest_text(pristine, patches))
 	return files
 
 
@@ -402,28 +400,30 @@ def check_rows(ws, steps=True):
 
 # ---------------------------------------------------------------- command
 
-def main():
-	import argparse
-	import sys
-	import workspace as ws
-	p = argparse.ArgumentParser(description=__doc__,
-				    formatter_class=argparse.RawDescriptionHelpFormatter)
-	p.add_argument('--base', metavar='TREE',
-		       help='after exporting, git am the series onto this kernel tree of yours')
-	p.add_argument('--verify', action='store_true',
-		       help='after exporting, run the checks make check runs on the series')
-	p.add_argument('--manifest', action='store_true',
-		       help=f'rewrite {MANIFEST.relative_to(patchset.REPO)} from the base')
-	args = p.parse_args()
-	ws.install_deps()
+PARTS = ('all', 'fixes')
+
+
+def part_patches(part):
+	"""The patches of ours that make up part: all, or the standalone fixes."""
+	patches = patchset.patches_for('ours')
+	return [p for p in patches if p.fix] if part == 'fixes' else patches
+
+
+def outdir_of(ws, part):
+	return ws.CACHE / ('series' if part == 'all' else f'series-{part}')
+
+
+def cmd_series(args, ws):
+	"""tb.py series: export (git format-patch), verify, apply."""
 	pristine = ws.unpack_pristine()
 	version = ws.kernel_version(pristine)
-	outdir = ws.CACHE / 'series'
+	outdir = outdir_of(ws, args.part)
 	try:
 		if args.manifest:
 			MANIFEST.write_text(manifest_text(pristine))
 			print(f'series: wrote {MANIFEST}')
-		files = export(ws.workdir(), pristine, outdir, version, ws.base_version())
+		files = export(ws.workdir(), pristine, outdir, version, ws.base_version(),
+			       part_patches(args.part))
 		print(f'series: {len(files) - 1} patches and a cover letter in {outdir}/:')
 		for f in files:
 			print(f'  {f.name}')
@@ -442,7 +442,3 @@ def main():
 	except (Failed, patchset.SeriesError) as e:
 		print(f'series: error: {e}', file=sys.stderr)
 		sys.exit(1)
-
-
-if __name__ == '__main__':
-	main()

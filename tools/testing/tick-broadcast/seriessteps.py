@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Every step of the series, built and tested on its own.
+
+  steps   checks out each patch of the series in turn (in
+          $TB_CACHE/linux-<version>/series-steps, a worktree of the base
+          repository) and builds it for x86_64 under QEMU; where the step
+          has KUnit suites (kernel/time/tests/.kunitconfig), it runs them
+          with 4 CPUs, and with boot=True one QEMU scenario too.
+  proof   the standalone fixes against the regression suite: the base's
+          test patches applied to the pristine tree, then the fixes one by
+          one; after each, the devices suite runs, and the cases a fix
+          names (series.conf, "case=") must fail before it and pass after.
+
+Both build incrementally in one build directory, so a step that changes
+kernel/time/ only rebuilds that and relinks.
+"""
+
+import subprocess
+import sys
+import time
+
+import patchset
+import workspace as ws
+from series import BASE_TAG, BRANCH, Failed, base_repo, commit_series, git
+from progress import log, run_logged
+
+KUNITCONFIG = 'kernel/time/tests/.kunitconfig'
+BUILD_DIR = '.build-steps-x86_64'
+
+
+def steps_worktree(workdir, pristine):
+	repo = base_repo(workdir, pristine, '')
+	wt = workdir / 'series-steps'
+	if not (wt / '.git').exists():
+		git(repo, 'worktree', 'prune')
+		git(repo, 'worktree', 'add', '-q', '--detach', str(wt), BASE_TAG)
+	return wt
+
+
+def kunit_args(wt):
+	"""kunit.py arguments for the tree in wt as it is checked out."""
+	args = ['--arch', 'x86_64', '--build_dir', BUILD_DIR,
+		'--kunitconfig', str(ws.CONFIGS / 'x86_64.config')]
+	if (wt / KUNITCONFIG).exists():
+		args += ['--kunitconfig', KUNITCONFIG]
+	return args + ['--make_options', f'CC={ws.cc()}']
+
+
+def build_and_test(wt, name, suites=()):
+	"""Build wt; run its KUnit suites (all, or those globs) if it has any.
+	Return test rows."""
+	args = kunit_args(wt)
+	res = ws.RUNS / 'steps' / name
+	res.mkdir(parents=True, exist_ok=True)
+	has_tests = (wt / KUNITCONFIG).exists()
+	if not has_tests:
+		args += ['--kunitconfig', str(ws.CONFIGS / 'steps-build.config')]
+	cmd = [sys.executable, 'tools/testing/kunit/kunit.py', 'build' if not has_tests else 'run',
+	       '--jobs', str(ws.JOBS)] + args
+	if has_tests:
+		cmd += ['--qemu_args', '-smp 4', '--timeout', str(ws.KUNIT_TIMEOUT),
+			f'--json={res / "results.json"}'] + list(suites)
+	t0 = time.time()
+	rc, _ = run_logged(cmd, res / 'output.log', f'step {name}', cwd=wt, env=ws.build_env())
+	secs = time.time() - t0
+	if not has_tests:
+		return [(f'step/{name}/build', 'pass' if not rc else 'fail',
+			 f'{secs:.0f} s, no KUnit suite yet; log {res}/output.log')]
+	js = res / 'results.json'
+	return ws.kunit_rows(js.read_text() if js.exists() else '',
+			     (res / 'output.log').read_text(errors='replace'), f'step/{name}', res)
+
+
+def steps(first=1, last=None):
+	"""Rows for steps first..last of the series (patch numbers)."""
+	pristine = ws.unpack_pristine()
+	repo = base_repo(ws.workdir(), pristine, ws.kernel_version(pristine))
+	commit_series(repo, pristine)
+	wt = steps_worktree(ws.workdir(), pristine)
+	commits = git(repo, 'rev-list', '--reverse', f'{BASE_TAG}..{BRANCH}').split()
+	patches = patchset.patches_for('ours')
+	rows = []
+	for p, commit in zip(patches, commits):
+		if p.number < first or (last and p.number > last):
+			continue
+		git(wt, 'checkout', '-q', '-f', '--detach', commit)
+		name = f'{p.number:02d}-{p.slug}'
+		log(f'steps: {name}')
+		rows += build_and_test(wt, name)
+	return rows
+
+
+def proof():
+	"""Rows: every fix's cases fail before it and pass after it."""
+	pristine = ws.unpack_pristine()
+	wt = steps_worktree(ws.workdir(), pristine)
+	git(wt, 'checkout', '-q', '-f', '--detach', BASE_TAG)
+	git(wt, 'clean', '-q', '-f', '-d')
+	all_patches = patchset.load()
+	fixes = [p for p in all_patches if p.fix]
+	tooling = patchset.patches_for('base', all_patches)
+	for p in tooling:
+		apply_to(wt, p)
+	rows, failing = [], None
+	for i in range(len(fixes) + 1):
+		if i:
+			apply_to(wt, fixes[i - 1])
+		name = f'proof-{i:02d}' + (f'-{fixes[i - 1].slug}' if i else '-base')
+		got = build_and_test(wt, name, ['tick_broadcast_devices*'])
+		now = {r[0].split('/', 2)[-1] for r in got if r[1] == 'fail'}
+		if i:
+			rows.append(proof_row(fixes[i - 1], failing, now))
+		failing = now
+	rows.append(('series/proof/all-fixed', 'fail' if failing else 'pass',
+		     'still failing: ' + ', '.join(sorted(failing)) if failing else 'every case passes'))
+	return rows
+
+
+def proof_row(fix, before, after):
+	"""The fix's cases failed before it and pass after it, and nothing
+	else changed (before, after: the names of the failing rows)."""
+	fixed = before - after
+	missing = [c for c in fix.cases if not any(c in r for r in fixed)]
+	other = [r for r in fixed if not any(c in r for c in fix.cases)] + sorted(after - before)
+	bad = missing + other
+	if not fix.cases:
+		return (f'series/proof/{fix.slug}', 'skip' if not other else 'fail',
+			'names no case of the regression suite' + (f'; but: {", ".join(other)}' if other else ''))
+	return (f'series/proof/{fix.slug}', 'fail' if bad else 'pass',
+		f'fails before it, passes after: {", ".join(fix.cases) or "no case named"}'
+		+ (f'; but: {", ".join(bad)}' if bad else ''))
+
+
+def apply_to(wt, p):
+	r = subprocess.run(['git', '-C', str(wt), 'apply', '-p1', '-'], input=p.diff_text(),
+			   capture_output=True, text=True)
+	if r.returncode:
+		raise Failed(f'{p.slug} does not apply: {r.stderr[-1500:]}')

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-2.0
+"""patchset: the series as a stack of diffs; seriesedit's pure parts."""
+
+import tempfile
+import unittest
+from pathlib import Path
+
+import patchset
+import seriesedit
+
+NEW = '''diff --git a/kernel/new.c b/kernel/new.c
+new file mode 100644
+--- /dev/null
++++ b/kernel/new.c
+@@ -0,0 +1,2 @@
++int a;
++int b;
+'''
+
+CHANGE = '''diff --git a/kernel/old.c b/kernel/old.c
+--- a/kernel/old.c
++++ b/kernel/old.c
+@@ -2,3 +2,3 @@
+ two
+-three
++THREE
+ four
+'''
+
+GONE = '''diff --git a/kernel/new.c b/kernel/new.c
+deleted file mode 100644
+--- a/kernel/new.c
++++ /dev/null
+@@ -1,2 +0,0 @@
+-int a;
+-int b;
+'''
+
+
+class Stack(unittest.TestCase):
+	def setUp(self):
+		self.tmp = tempfile.TemporaryDirectory()
+		self.pristine = Path(self.tmp.name)
+		(self.pristine / 'kernel').mkdir()
+		(self.pristine / 'kernel' / 'old.c').write_text('one\ntwo\nthree\nfour\n')
+
+	def tearDown(self):
+		self.tmp.cleanup()
+
+	def test_conf(self):
+		p = patchset.parse_conf('# x\npatch a ours base\npatch b ours fix\n')
+		self.assertEqual([(q.number, q.slug, q.trees, q.fix) for q in p],
+				 [(1, 'a', ('ours', 'base'), False), (2, 'b', ('ours',), True)])
+		self.assertEqual(patchset.parse_conf(p[1].conf_line())[0].fix, True)
+		for bad in ('patch a\n', 'patch a mine\n', 'patch a ours later\n', 'file x\n',
+			    'patch a ours\npatch a base\n'):
+			with self.assertRaises(patchset.SeriesError, msg=bad):
+				patchset.parse_conf(bad)
+
+	def test_apply_new_change_delete(self):
+		state = {}
+		patchset.apply_diff(NEW, state, self.pristine)
+		patchset.apply_diff(CHANGE, state, self.pristine)
+		self.assertEqual(state['kernel/new.c'], b'int a;\nint b;\n')
+		self.assertEqual(state['kernel/old.c'], b'one\ntwo\nTHREE\nfour\n')
+		patchset.apply_diff(GONE, state, self.pristine)
+		self.assertIsNone(state['kernel/new.c'])
+		self.assertEqual(patchset.diff_paths(NEW + CHANGE), ['kernel/new.c', 'kernel/old.c'])
+
+	def test_offsets_apply_and_fuzz_does_not(self):
+		state = {'kernel/old.c': b'zero\none\ntwo\nthree\nfour\n'}
+		patchset.apply_diff(CHANGE, state, self.pristine)
+		self.assertEqual(state['kernel/old.c'], b'zero\none\ntwo\nTHREE\nfour\n')
+		state = {'kernel/old.c': b'one\ntwo\nthree\nFOUR\n'}
+		with self.assertRaises(patchset.SeriesError):
+			patchset.apply_diff(CHANGE, state, self.pristine)
+
+	def test_own_files(self):
+		state = {'kernel/new.c': b'x', 'kernel/old.c': b'y', 'kernel/gone.c': None}
+		self.assertEqual(patchset.own_files(self.pristine, state), ['kernel/new.c'])
+		own = patchset.OWN_FILES[0]
+		self.assertEqual(patchset.own_files(self.pristine, {own: b'z'}), [own])
+
+
+class Series(unittest.TestCase):
+	"""The repository's own series."""
+
+	def test_every_patch_has_a_diff_and_a_changelog(self):
+		for p in patchset.load():
+			self.assertTrue(p.diff.exists(), p.slug)
+			subject, body = p.message()
+			self.assertTrue(subject and body.strip(), p.slug)
+
+	def test_base_patches_are_test_tooling(self):
+		for p in patchset.patches_for('base'):
+			for path in patchset.diff_paths(p.diff_text()):
+				self.assertNotRegex(path, r'tick-broadcast-core|tick-broadcast-(stats|trace)',
+						    f'{p.slug} gives the base our code')
+
+	def test_fixes_come_before_everything_but_themselves(self):
+		patches = patchset.load()
+		first_other = next((p.number for p in patches if not p.fix), len(patches) + 1)
+		self.assertTrue(all(p.number < first_other for p in patches if p.fix))
+
+
+class EditTrailer(unittest.TestCase):
+	def test_slug(self):
+		self.assertEqual(seriesedit.slugify('tick/broadcast: Send the IPIs after unlock'),
+				 'send-the-ipis-after-unlock')
+
+	def test_trailer_names_the_patch(self):
+		p = patchset.Patch(3, 'fix-it', ('ours',), True)
+		line = seriesedit.trailer(p)
+		self.assertEqual(line, 'Tb-Patch: fix-it ours fix\n')
+		q = patchset.parse_conf('patch ' + line.split(': ', 1)[1])[0]
+		self.assertEqual((q.slug, q.trees, q.fix), ('fix-it', ('ours',), True))
