@@ -63,19 +63,41 @@ static uint64_t rng_next(uint64_t *s)
 	return *s * 2685821657736338717ULL;
 }
 
+/*
+ * Pin the caller to @cpu. A hotplug storm running beside the probe may
+ * have taken @cpu offline since the list of CPUs was read (EINVAL): wait
+ * for it to come back, as the storm brings every CPU back within a fraction
+ * of a second. A CPU that stays offline for 10 s leaves the sleeper
+ * unpinned; it still measures, on whichever CPU it lands. A CPU that goes
+ * offline after the pin moves its sleeper as well, so neither case loses a
+ * sample.
+ */
+static void pin_to(int cpu)
+{
+	struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
+	cpu_set_t set;
+	int tries;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	for (tries = 0; tries < 1000; tries++) {
+		if (!sched_setaffinity(0, sizeof(set), &set))
+			return;
+		if (errno != EINVAL)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	fprintf(stderr, "tbprobe: cpu%d: sched_setaffinity: %s; unpinned\n",
+		cpu, strerror(errno));
+}
+
 static void run_cpu(int cpu, int count, int min_us, int max_us,
 		    uint64_t seed, int fd)
 {
 	uint64_t rng = seed * 7919 + cpu + 1;
-	cpu_set_t set;
 	int i;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		perror("sched_setaffinity");
-		exit(1);
-	}
+	pin_to(cpu);
 	for (i = 0; i < count; i++) {
 		int64_t delay = (min_us + rng_next(&rng) % (max_us - min_us + 1)) * 1000LL;
 		int64_t target = now_ns() + delay;
@@ -225,12 +247,9 @@ static long suspend_gen(void)
 static void soak_cpu(int cpu, struct soak_cpu *s, int min_us, int max_us, uint64_t seed)
 {
 	uint64_t rng = seed * 7919 + cpu + 1;
-	cpu_set_t set;
 	int n = 0;
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	pin_to(cpu);
 	while (!s->stop) {
 		int64_t delay = (min_us + rng_next(&rng) % (max_us - min_us + 1)) * 1000LL;
 		long gen = suspend_gen();
