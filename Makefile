@@ -51,9 +51,10 @@ check-quick:
 
 # The series as git format-patch files in $(TB_CACHE)/series/;
 # TB_BASE=/path/to/linux also applies it there (git am, after checking
-# that the files it replaces or patches are the ones it was made against).
+# that the files it replaces or patches are the ones it was made against);
+# PART=fixes: only the standalone fixes of the base ($(TB_CACHE)/series-fixes/).
 series:
-	$(PYTHON) tools/testing/tick-broadcast/series.py $(if $(TB_BASE),--base $(TB_BASE))
+	$(TB) series $(if $(PART),--part $(PART)) $(if $(TB_BASE),--base $(TB_BASE))
 
 # Break the core and the glue on purpose, one small substitution at a
 # time, and report which fast test catches each (ONLY=id,id: just those).

@@ -23,6 +23,20 @@ state, the HPET legacy channel is the broadcast device):
                whose arch timer is not "always-on": the broadcast runs on
                the hrtimer pseudo device and wakes CPUs by IPI).
 
+  psci         arm64 with the kernel's own driver, cpuidle-psci (kernel
+               variant psci, no test driver): device-tree states
+               cpu-retention and cpu-sleep ("local-timer-stop"; both a
+               WFI in QEMU's PSCI), the governor choosing between them.
+  acpi-c2      x86 with acpi_idle (kernel variant acpi): _CST C1 (HLT)
+               and C2 (an I/O port read QEMU answers at once: the CPU
+               never sleeps in C2 and every idle vCPU goes round enter,
+               broadcast enter, exit as fast as it can). The entries per
+               second against the ARAT control price the broadcast
+               enter+exit under contention from all CPUs.
+               Both controls keep the shallow state (deep state off means
+               the timer-stopping state only), and the ARAT control boots
+               the same firmware states on a timer that never stops.
+
 Each has two controls without broadcast: the same boot with the deep
 state disabled (local timers, shallow halt), and a boot with
 -cpu qemu64,+arat (the LAPIC timer keeps running, no broadcast; on arm64
@@ -60,9 +74,11 @@ import statistics
 import time
 
 import coalesce
+import firmware
 import guestdata
 import hops
 import qemu
+import scenarios
 import workspace
 from progress import log
 
@@ -98,6 +114,15 @@ WORKLOADS = {
 			   doc='arm64 hrtimer broadcast, wfi + irq deep state, 4 vCPUs'),
 	'arm64-irqoff': dict(flavour='irqoff', arat=True, arch='arm64',
 			     doc='arm64 hrtimer broadcast, irq-off wfi deep state, 4 vCPUs'),
+	# the kernel's own drivers (scenarios.PSCI, scenarios.ACPI)
+	'psci': dict(arat=True, arch='arm64', variant='psci', firmware='psci', prof=True,
+		     states=('cpu-retention', 'cpu-sleep'),
+		     doc='arm64 cpuidle-psci, DT states cpu-retention + cpu-sleep '
+			 '(local-timer-stop), hrtimer broadcast, 4 vCPUs'),
+	'acpi-c2': dict(arat=True, arch='x86_64', variant='acpi', firmware='acpi-c2', prof=True,
+			states=('C1', 'C2'), smp=scenarios.ACPI['smp'],
+			doc='x86 acpi_idle, _CST C1 (HLT) + C2 (I/O port read, returns at once), '
+			    f'HPET broadcast, {scenarios.ACPI["smp"]} vCPUs (see scenarios.ACPI)'),
 }
 
 PROF_FUNCS = {
@@ -141,6 +166,8 @@ def boot_metrics(status, console, data):
 			bc = guestdata.BC_IPI
 			m['bcipi_per_s'] = (ib.get(bc, 0) - ia.get(bc, 0)) / secs
 			m['residency_pct'] = guestdata.deep_residency_pct(a, b)
+			for name, per_cpu in guestdata.state_entries(a, b).items():
+				m[f'entries_{name}_per_s'] = sum(per_cpu.values()) / secs
 		st = guestdata.stats_delta(a, b)
 		if st:
 			m['stats'] = st
@@ -160,15 +187,17 @@ def boot_metrics(status, console, data):
 # ---------------------------------------------------------------- running
 
 def boot(tree, label, plan, outroot, cmdline=(), cpu=None, smp=4, seed=1,
-	 arch=workspace.ARCH, timer_stops=True):
+	 arch=workspace.ARCH, timer_stops=True, variant='', fw=None):
+	"""One boot of tree's kernel (variant) with firmware fw (firmware.py)."""
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
-	status, con, data, secs = qemu.boot(workspace.kernel_image(tree, arch=arch), plan, out,
-					    cmdline, cpu, smp, (), 300, seed, what=f'bench {label}',
-					    arch=arch, timer_stops=timer_stops)
-	m = boot_metrics(status, con, data)
-	m['raw'] = {n: guestdata.raw(data, n) for n in ('control', 'bc')}
-	m['secs'] = secs
+	opts = firmware.boot_options(fw, smp, timer_stops) if fw else {}
+	b = qemu.boot(qemu.Boot(workspace.kernel_image(tree, variant, arch), plan, out, cmdline,
+				cpu, smp, timeout=300, seed=seed, what=f'bench {label}', arch=arch,
+				timer_stops=timer_stops, **opts))
+	m = boot_metrics(b.status, b.console, b.data)
+	m['raw'] = {n: guestdata.raw(b.data, n) for n in ('control', 'bc')}
+	m['secs'] = b.secs
 	log(f'bench {label}: p99 bc {m.get("bc_p99", float("nan")):.0f} us, control '
 	    f'{m.get("control_p99", float("nan")):.0f} us')
 	return m
@@ -178,11 +207,11 @@ def trace_boot(tree, label, outroot, seed):
 	"""One traced hpet-halt boot: hop summaries of the control and broadcast runs."""
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
-	status, _, data, secs = qemu.boot(workspace.kernel_image(tree), TRACE_PLAN, out, HALT,
-					  'qemu64', 4, (), 300, seed, what=f'bench {label}')
-	m = {'status': status, 'secs': secs}
+	b = qemu.boot(qemu.Boot(workspace.kernel_image(tree), TRACE_PLAN, out, HALT, 'qemu64',
+				timeout=300, seed=seed, what=f'bench {label}'))
+	m = {'status': b.status, 'secs': b.secs}
 	for name in ('control', 'bc'):
-		m[name] = hops.summary(hops.sleeps(guestdata.trace(data, name)))
+		m[name] = hops.summary(hops.sleeps(guestdata.trace(b.data, name)))
 	return m
 
 
@@ -193,10 +222,10 @@ def coalesce_boot(tree, w_us, label, outroot, seed, arch=workspace.ARCH):
 	cmdline = HALT + [COALESCE_EVENTS]
 	if tree == 'ours':
 		cmdline.append(f'tick_broadcast_coalesce_us={w_us}')
-	status, con, data, secs = qemu.boot(workspace.kernel_image(tree, arch=arch), COALESCE_PLAN,
-					    out, cmdline, None, 4, (), 300, seed,
-					    what=f'bench {label}', arch=arch)
-	m = boot_metrics(status, con, data)
+	b = qemu.boot(qemu.Boot(workspace.kernel_image(tree, arch=arch), COALESCE_PLAN, out,
+				cmdline, timeout=300, seed=seed, what=f'bench {label}', arch=arch))
+	data, secs = b.data, b.secs
+	m = boot_metrics(b.status, b.console, data)
 	m['secs'] = secs
 	events = guestdata.trace(data, 'bc')
 	res = guestdata.parse(data)
@@ -252,19 +281,25 @@ def workload_boots(raw, w, tree, r, outroot):
 	"""One run of workload w on tree: the broadcast boot and its ARAT control."""
 	wl = WORKLOADS[w]
 	arch = wl['arch']
-	timerstop = ['cpuidle_timerstop.enable=1', f'cpuidle_timerstop.flavour={wl["flavour"]}']
-	extra = KBENCH_CMDLINE if wl['flavour'] == 'halt' else []
-	plan = BASE_PLAN + (PROF_PLAN if wl['flavour'] == 'halt' else [])
+	flavour = wl.get('flavour')
+	# the test driver's state, or the firmware's for the kernel's own drivers
+	timerstop = (['cpuidle_timerstop.enable=1', f'cpuidle_timerstop.flavour={flavour}']
+		     if flavour else [])
+	kernel = dict(variant=wl.get('variant', ''), fw=wl.get('firmware'), smp=wl.get('smp', 4))
+	extra = KBENCH_CMDLINE if flavour == 'halt' else []
+	plan = BASE_PLAN + (PROF_PLAN if flavour == 'halt' or wl.get('prof') else [])
+	if 'firmware' in wl:
+		plan = scenarios.keep_shallow(plan)
 	raw['workloads'][w][tree].append(
 		boot(tree, f'{w}-{tree}-{r}', plan, outroot, timerstop + extra, seed=r + 1,
-		     arch=arch))
+		     arch=arch, **kernel))
 	if wl['arat']:
 		# x86: an always-running LAPIC timer; arm64: QEMU's own device
 		# tree, whose arch timer is "always-on"
 		arat = dict(cpu='qemu64,+arat') if arch == 'x86_64' else dict(timer_stops=False)
 		raw['arat'][w][tree].append(
 			boot(tree, f'{w}-arat-{tree}-{r}', ARAT_PLAN, outroot, timerstop,
-			     seed=r + 1, arch=arch, **arat))
+			     seed=r + 1, arch=arch, **arat, **kernel))
 
 
 def run_all(outroot, runs=RUNS, scaling_runs=SCALING_RUNS, names=tuple(WORKLOADS)):
@@ -353,10 +388,19 @@ def workload_table(name, raw):
 		fmt = '{:.1f}' if 'pct' in k else '{:.0f}'
 		rows.append([label, cell(values(b, k), fmt), cell(values(o, k), fmt),
 			     ratio(values(o, k), values(b, k))])
-	if wl['flavour'] == 'halt':
+	for st in wl.get('states', ()):
+		k = f'entries_{st}_per_s'
+		rows.append([f'{st} entries/s, all CPUs', cell(values(b, k)), cell(values(o, k)),
+			     ratio(values(o, k), values(b, k))])
+		if wl['arat']:
+			ab, ao = raw['arat'][name]['base'], raw['arat'][name]['ours']
+			rows.append([f'{st} entries/s, ARAT control', cell(values(ab, k)),
+				     cell(values(ao, k)), ratio(values(ao, k), values(ab, k))])
+	if wl.get('flavour') == 'halt':
 		rows.append(['enter+exit pair, in-kernel loop (ns)', cell(values(b, 'kbench_pair_ns')),
 			     cell(values(o, 'kbench_pair_ns')),
 			     ratio(values(o, 'kbench_pair_ns'), values(b, 'kbench_pair_ns'))])
+	if wl.get('flavour') == 'halt' or wl.get('prof'):
 		ipi = IPI_FUNC[wl['arch']]
 		for fn, label in PROF_FUNCS.items():
 			k = f'prof_{fn}_ns'
@@ -569,9 +613,10 @@ def cmd_bench(args):
 	if unknown:
 		raise SystemExit(f'bench: unknown workload {", ".join(unknown)} '
 				 f'(want some of {", ".join(WORKLOADS)})')
-	for arch in sorted({WORKLOADS[n]['arch'] for n in names}):
+	for arch, variant in sorted({(WORKLOADS[n]['arch'], WORKLOADS[n].get('variant', ''))
+				     for n in names}):
 		for tree in TREES:
-			workspace.build_or_die(tree, arch=arch)
+			workspace.build_or_die(tree, variant, arch=arch)
 	built = time.time() - t0
 	outroot = workspace.RUNS / 'bench'
 	shutil.rmtree(outroot, ignore_errors=True)

@@ -11,6 +11,8 @@ configurations (configbuilds.py) and htmldocs, and the short stress boot
 (stress.py: hotplug, hand-over, suspend, mixed, under the soak probe).
 Then the same on arm64
 (cross-built, KUnit and the arm64 scenarios under qemu-system-aarch64),
+the kernels with the kernel's own cpuidle drivers instead of the test
+driver (variants psci on arm64, acpi on x86_64, and their scenarios),
 and the debug kernels. One line per test, then "N passed, N failed".
 """
 
@@ -57,8 +59,8 @@ def unit_tests():
 
 
 def series_paths():
-	"""Every file and hunk of the series, as repository paths."""
-	return patchset.repo_paths()
+	"""The series' own files, as repository paths."""
+	return patchset.repo_paths(workspace.unpack_pristine())
 
 
 def c_sources():
@@ -165,8 +167,8 @@ def cmd_check(args):
 	log('check: static checks (kernel-doc)')
 	emit(kerneldoc())
 	emit(kerneldoc_coverage())
-	names = ['hpet-irqoff'] if args.quick else scenarios.names('x86_64')
-	arm64 = [] if args.quick else scenarios.names('arm64')
+	names = ['hpet-irqoff'] if args.quick else scenarios.names('x86_64', '')
+	arm64 = [] if args.quick else scenarios.names('arm64', '')
 	outroot = workspace.RUNS / 'check'
 	metrics = {}
 	for tree in workspace.TREES:
@@ -185,8 +187,17 @@ def cmd_check(args):
 			continue
 		emit(workspace.kunit(tree, arch='arm64', qemu_args=qemu.kunit_arm64_args()))
 		scenario_rows(arm64, tree)
+	# The kernel's own cpuidle drivers (cpuidle-psci, acpi_idle): their
+	# kernel variants, without the test driver.
+	real = [] if args.quick else [(a, v) for a in workspace.ARCHES
+				      for v in scenarios.variants(a) if v]
+	for arch, v in real:
+		for tree in workspace.TREES:
+			if build(tree, v, arch):
+				scenario_rows(scenarios.names(arch, v), tree)
+	real_names = [n for a, v in real for n in scenarios.names(a, v)]
 	emit([scenarios.compare(n, metrics.get((n, 'ours'), {}), metrics.get((n, 'base'), {}))
-	      for n in names + arm64])
+	      for n in names + arm64 + real_names])
 	debug = [] if args.quick else scenarios.DEBUG_SCENARIOS
 	for tree in workspace.TREES if debug else ():
 		if not build(tree, 'debug'):

@@ -52,28 +52,33 @@ def cmd_report(args):
 	sys.exit(1 if row[1] == 'fail' else 0)
 
 
+def print_rows(rows, where=''):
+	"""One line per test row, a failure's detail under it, and the count."""
+	for name, st, detail in rows:
+		print(f'{st.upper():4} {name}')
+		if st == 'fail':
+			print(detail)
+	n = {s: sum(1 for r in rows if r[1] == s) for s in ('pass', 'fail', 'skip')}
+	print(f'{n["pass"]} passed, {n["fail"]} failed, {n["skip"]} skipped' + where)
+
+
 def cmd_kunit(args):
 	workspace.build_or_die(args.tree, args.variant, arch=args.arch)
 	qemu_args = qemu.kunit_arm64_args() if args.arch == 'arm64' else ()
 	rows = workspace.kunit(args.tree, args.variant, arch=args.arch, qemu_args=qemu_args)
-	bad = 0
-	for name, st, detail in rows:
-		print(f'{st.upper():4} {name}')
-		if st == 'fail':
-			bad += 1
-			print(detail)
-	n = {s: sum(1 for r in rows if r[1] == s) for s in ('pass', 'fail', 'skip')}
-	print(f'{n["pass"]} passed, {n["fail"]} failed, {n["skip"]} skipped; '
-	      f'log and results.json in {workspace.kunit_dir(args.tree, args.variant, args.arch)}')
-	sys.exit(1 if bad else 0)
+	print_rows(rows, f'; log and results.json in '
+		   f'{workspace.kunit_dir(args.tree, args.variant, args.arch)}')
+	sys.exit(1 if any(r[1] == 'fail' for r in rows) else 0)
 
 
 def cmd_scenario(args):
 	names = [args.name] if args.name != 'all' else list(scenarios.SCENARIOS)
 	if not args.no_build:
-		for arch in sorted({scenarios.SCENARIOS[n]['arch'] for n in names}):
-			workspace.build_or_die(args.tree, args.variant, prepare=not args.no_prepare,
-					       arch=arch)
+		# a scenario's own kernel variant (psci, acpi) unless one is asked for
+		for arch, v in sorted({(scenarios.SCENARIOS[n]['arch'],
+					args.variant or scenarios.SCENARIOS[n].get('variant', ''))
+				       for n in names}):
+			workspace.build_or_die(args.tree, v, prepare=not args.no_prepare, arch=arch)
 	outroot = workspace.RUNS / 'scenarios'
 	failed = 0
 	for n in names:

@@ -54,7 +54,8 @@ def parse(data):
 	'errors': [...], 'end': bool, 'begin': bool, 'hotplug': {...}, 's2idle': {...}}.
 
 	A snapshot is {'idle': {(cpu, state): usage}, 'idle_us': {(cpu, state): us},
-	'files': {path: [lines]}, 'bcdev', 'driver', 'uptime', 'online', 'kernel'}.
+	'idle_name': {(cpu, state): name}, 'files': {path: [lines]}, 'bcdev',
+	'driver', 'uptime', 'online', 'kernel'}.
 	"""
 	res = {'snaps': {}, 'lat': {}, 'errors': [], 'end': False, 'begin': False}
 	snap = None
@@ -63,8 +64,8 @@ def parse(data):
 		if line.startswith('@@snap '):
 			f = line.split()
 			if len(f) == 3 and f[2] == 'begin':
-				snap = {'idle': {}, 'idle_us': {}, 'files': {}, 'bcdev': '',
-					'driver': ''}
+				snap = {'idle': {}, 'idle_us': {}, 'idle_name': {}, 'files': {},
+					'bcdev': '', 'driver': ''}
 				res['snaps'][f[1]] = snap
 			else:
 				snap = None
@@ -130,6 +131,7 @@ def parse(data):
 			key = (int(kv['cpu']), int(kv['state']))
 			snap['idle'][key] = int(kv['usage'])
 			snap['idle_us'][key] = int(kv['time'])
+			snap['idle_name'][key] = kv.get('name', '')
 		elif line.startswith('@@uptime '):
 			snap['uptime'] = float(line.split()[1])
 		elif line.startswith('@@file '):
@@ -176,6 +178,17 @@ def deep_entries(a, b):
 	return out
 
 
+def state_entries(a, b):
+	"""{state name: {cpu: entries between snapshots a and b}}, every state
+	(the kernel's own drivers have several: WFI, cpu-retention, cpu-sleep;
+	POLL, C1, C2)."""
+	out = {}
+	for key, usage in b['idle'].items():
+		name = b.get('idle_name', {}).get(key) or f'state{key[1]}'
+		out.setdefault(name, {})[key[0]] = usage - a['idle'].get(key, 0)
+	return out
+
+
 def deep_residency_pct(a, b):
 	"""Share of time (%) the CPUs spent in states >= 1 between a and b."""
 	secs = b.get('uptime', 0) - a.get('uptime', 0)
@@ -209,6 +222,7 @@ def metrics(res):
 	m = {}
 	if 'mid' in s and 'end' in s:
 		m['deep'] = deep_entries(s['mid'], s['end'])
+		m['states'] = state_entries(s['mid'], s['end'])
 		ia, ib = interrupts(s['mid']), interrupts(s['end'])
 		m['irq0'] = ib.get('0', 0) - ia.get('0', 0)
 		m['loc'] = ib.get('LOC', 0) - ia.get('LOC', 0)

@@ -35,7 +35,9 @@ import shutil
 import socket
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional, Sequence
 
 import guestdata
 import workspace
@@ -158,26 +160,77 @@ def kunit_arm64_args(smp=4):
 	return ['-dtb', str(arm64_dtb(smp, KUNIT_ARM64_CPU, KUNIT_MEMORY))]
 
 
-def qemu_cmd(kernel, initrd, append, console, data, smp=4, cpu=None, extra=(),
-	     arch=workspace.ARCH, timer_stops=True):
-	"""The QEMU command line; on arm64 timer_stops=False keeps QEMU's own
-	device tree (arch timer "always-on": no broadcast, the control)."""
-	cpu = cpu or CPU[arch]
-	common = ['-smp', str(smp), '-m', MEMORY, '-nodefaults', '-no-reboot',
-		  '-display', 'none', '-kernel', str(kernel), '-initrd', str(initrd),
-		  '-append', append,
+@dataclass
+class Boot:
+	"""What one guest boot is: the kernel, the guest's plan and the machine.
+
+	kernel		the image to boot
+	plan		the guest's steps (guest/init), passed as tb.plan=
+	outdir		where console.log, data.log, qemu.cmd and monitor.sock go
+	cmdline		more kernel command-line words
+	cpu		QEMU -cpu (default: CPU[arch])
+	smp		vCPUs
+	qemu		more QEMU arguments
+	timeout		seconds before the watchdog ends the boot
+	seed		tb.seed= for the guest's random choices
+	what		the name the progress lines use (default: the outdir's)
+	arch		x86_64 or arm64
+	timer_stops	arm64: False boots QEMU's own device tree (arch timer
+			"always-on": no broadcast, the control)
+	files		{guest path: host path} added to the initramfs
+	dtb		arm64: this device tree instead of arm64_dtb()'s or
+			QEMU's (firmware.psci_dtb(): idle states for cpuidle-psci)
+	"""
+	kernel: Path
+	plan: Sequence[str]
+	outdir: Path
+	cmdline: Sequence[str] = ()
+	cpu: Optional[str] = None
+	smp: int = 4
+	qemu: Sequence[str] = ()
+	timeout: int = 180
+	seed: int = 1
+	what: Optional[str] = None
+	arch: str = workspace.ARCH
+	timer_stops: bool = True
+	files: Optional[dict] = None
+	dtb: Optional[Path] = None
+
+	def append(self):
+		"""The kernel command line."""
+		return ' '.join([f'console={CONSOLE[self.arch]}', 'panic=-1', 'kunit.enable=0',
+				 f'tb.plan={",".join(self.plan)}', f'tb.seed={self.seed}'] +
+				list(self.cmdline))
+
+
+@dataclass
+class Booted:
+	"""How a boot ended (status: "done" or why not) and what it wrote."""
+	status: str
+	console: str
+	data: str
+	secs: float
+
+
+def qemu_cmd(b, initrd, console, data):
+	"""The QEMU command line of boot b."""
+	cpu = b.cpu or CPU[b.arch]
+	common = ['-smp', str(b.smp), '-m', MEMORY, '-nodefaults', '-no-reboot',
+		  '-display', 'none', '-kernel', str(b.kernel), '-initrd', str(initrd),
+		  '-append', b.append(),
 		  '-chardev', f'file,id=con,path={console}',
 		  '-chardev', f'file,id=data,path={data}',
 		  '-monitor', f'unix:{Path(console).parent / "monitor.sock"},server,nowait']
-	if arch == 'arm64':
-		dtb = ['-dtb', str(arm64_dtb(smp, cpu))] if timer_stops else []
+	if b.arch == 'arm64':
+		dtb = (['-dtb', str(b.dtb)] if b.dtb else
+		       ['-dtb', str(arm64_dtb(b.smp, cpu))] if b.timer_stops else [])
 		return (['qemu-system-aarch64', '-M', 'virt', '-cpu', cpu] + common + dtb +
 			['-serial', 'chardev:con',
 			 '-device', 'virtio-serial-device', '-device', 'virtconsole,chardev=data']
-			+ list(extra))
+			+ list(b.qemu))
 	return (['qemu-system-x86_64', '-M', 'q35', '-cpu', cpu] + common +
 		['-serial', 'chardev:con', '-serial', 'chardev:data',
-		 '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04'] + list(extra))
+		 '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04'] + list(b.qemu))
 
 
 def monitor(sock, command):
@@ -292,24 +345,20 @@ def watch(cmd, console, data, timeout, what='boot', done=GUEST_DONE[workspace.AR
 	return status
 
 
-def boot(kernel, plan, outdir, cmdline=(), cpu=None, smp=4, qemu=(),
-	 timeout=180, seed=1, what=None, arch=workspace.ARCH, timer_stops=True, files=None):
-	"""Boot once; return (status, console text, data text, seconds).
-	files: {guest path: host path} added to the initramfs."""
+def boot(b):
+	"""Boot b once (a Boot); return a Booted."""
+	outdir = b.outdir
 	outdir.mkdir(parents=True, exist_ok=True)
 	console, data = outdir / 'console.log', outdir / 'data.log'
 	for p in (console, data):
 		if p.exists():
 			p.unlink()
-	append = ' '.join([f'console={CONSOLE[arch]}', 'panic=-1', 'kunit.enable=0',
-			   f'tb.plan={",".join(plan)}', f'tb.seed={seed}'] + list(cmdline))
-	cmd = qemu_cmd(kernel, initramfs_with(files, outdir, arch), append, console, data, smp, cpu, qemu, arch,
-		       timer_stops)
+	cmd = qemu_cmd(b, initramfs_with(b.files, outdir, b.arch), console, data)
 	(outdir / 'qemu.cmd').write_text(' '.join(cmd) + '\n')
-	what = what or f'boot {outdir.name}'
-	log(f'{what}: started (timeout {timeout} s), logs in {outdir}')
+	what = b.what or f'boot {outdir.name}'
+	log(f'{what}: started (timeout {b.timeout} s), logs in {outdir}')
 	t0 = time.time()
-	status = watch(cmd, console, data, timeout, what, GUEST_DONE[arch])
+	status = watch(cmd, console, data, b.timeout, what, GUEST_DONE[b.arch])
 	secs = time.time() - t0
 	log(f'{what}: {status} in {elapsed(secs)}')
-	return status, _read(console), _read(data), secs
+	return Booted(status, _read(console), _read(data), secs)

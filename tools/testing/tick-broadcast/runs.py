@@ -10,6 +10,7 @@ booted once more; the row then says so.
 import os
 import shutil
 
+import firmware
 import qemu
 import scenarios
 import workspace
@@ -17,26 +18,31 @@ from progress import log
 
 
 def boot_scenario(kernel, sc, out, seed=1, what=None):
-	"""Boot scenario sc once; return (status, console, data, seconds)."""
+	"""Boot scenario sc once; return a qemu.Booted."""
 	shutil.rmtree(out, ignore_errors=True)
-	return qemu.boot(kernel, sc['plan'], out, sc.get('cmdline', ()), sc.get('cpu'),
-			 sc.get('smp', 4), sc.get('qemu', ()), sc.get('timeout', 150), seed, what,
-			 sc.get('arch', workspace.ARCH))
+	opts = firmware.boot_options(sc['firmware'], sc.get('smp', 4)) if 'firmware' in sc else {}
+	b = qemu.Boot(kernel, sc['plan'], out, sc.get('cmdline', ()), sc.get('cpu'),
+		      sc.get('smp', 4), list(sc.get('qemu', ())) + opts.pop('qemu', []),
+		      sc.get('timeout', 150), seed, what, sc.get('arch', workspace.ARCH), **opts)
+	return qemu.boot(b)
 
 
 def _judge(tree, sc, out, boot, timing):
-	status, con, data, secs = boot
-	checks, m = scenarios.verdict(sc, status, con, data, timing, tree)
+	checks, m = scenarios.verdict(sc, boot.status, boot.console, boot.data, timing, tree)
 	(out / 'report.txt').write_text(
-		scenarios.report(tree, sc, status, con, data, secs, timing) + '\n')
-	return checks, m, secs
+		scenarios.report(tree, sc, boot.status, boot.console, boot.data, boot.secs,
+				 timing) + '\n')
+	return checks, m, boot.secs
 
 
 def run(name, tree, outroot, seed=1, variant='', retry=True):
 	"""Boot scenario name on tree's (already built) kernel; return a test row
 	(name, 'pass'|'fail', detail, output dir, metrics)."""
 	sc = scenarios.SCENARIOS[name]
-	kernel = workspace.kernel_image(tree, variant, sc.get('arch', workspace.ARCH))
+	# the scenario's own kernel variant (acpi, psci: the kernel's own
+	# cpuidle drivers), or the one asked for (debug)
+	kernel = workspace.kernel_image(tree, variant or sc.get('variant', ''),
+					sc.get('arch', workspace.ARCH))
 	label = f'{name}-{variant}' if variant else name
 	row = f'scenario/{label}/{tree}'
 	out = outroot / f'{label}-{tree}'
@@ -45,7 +51,7 @@ def run(name, tree, outroot, seed=1, variant='', retry=True):
 	checks, m, secs = _judge(tree, sc, out, boot, timing)
 	note = ''
 	known = tree == 'base' and sc.get('base_known')
-	if retry and not known and scenarios.retryable(checks, boot[0]):
+	if retry and not known and scenarios.retryable(checks, boot.status):
 		first = '; '.join(f'{c}: {d}' for c, ok, d in checks if not ok)
 		load = os.getloadavg()[0]
 		log(f'{row}: failed on timing only (host load {load:.1f} on '

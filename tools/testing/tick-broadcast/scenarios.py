@@ -2,18 +2,25 @@
 """QEMU scenarios of the tick broadcast testbed, and what they assert.
 
 Every scenario boots one kernel (ours or base) with the test cpuidle
-driver and runs a plan in the guest (guest/init): a control lateness run
-with the deep state disabled (local timers only), then the same run with
-the deep state enabled, with snapshots of interrupts and cpuidle usage in
-between. The verdict comes from what the guest measured (guestdata.py):
+driver, or for psci* and acpi-c2 with the kernel's own driver (kernel
+variants psci and acpi, the firmware tables of firmware.py), and runs a
+plan in the guest (guest/init): a control lateness run with the deep
+state disabled (local timers only; the real drivers keep their shallow
+state), then the same run with the deep state enabled, with snapshots of
+interrupts and cpuidle usage in between. The verdict comes from what the
+guest measured (guestdata.py):
 
   finished     the guest reached the end of its plan (a hang is a lost
                wakeup until proven otherwise; see qemu.py's watchdog)
   splats       no WARNING/BUG/lockdep/RCU stall report on the console
   bcdev        the expected broadcast device is installed
-  driver       the test cpuidle driver is the one in charge
+  driver       the scenario's cpuidle driver is the one in charge (the
+               test driver, psci_idle, acpi_idle)
   deep         every online CPU entered the deep state >= MIN_DEEP times
-               during the broadcast run
+               during the broadcast run (the real drivers: the state
+               named deep_state, cpu-sleep or C2; acpi-c2 >= MIN_ACPI_C2)
+  shallow      real drivers: the governor also chose the shallow state
+               (cpu-retention, C1) >= MIN_SHALLOW times
   irq0         broadcast interrupts (IRQ0: HPET or PIT legacy channel)
                during the broadcast run: >= MIN_IRQ0 where broadcast is
                needed, none where it is not (ARAT)
@@ -103,6 +110,10 @@ import guestdata
 
 MIN_DEEP = 50
 MIN_IRQ0 = 50
+# acpi_idle's C2 returns at once: every idle CPU goes round enter/exit
+# (20000-24000 per CPU in a 2-vCPU boot at host load 15, 2026-12-05)
+MIN_ACPI_C2 = 2000
+MIN_SHALLOW = 10
 SAMPLES = 300
 
 # Lateness bound of the broadcast run (see the docstring):
@@ -142,6 +153,34 @@ ARM64_HOTPLUG_PLAN = CONTROL + ['hotplug:3', f'lat:hotplug:{SAMPLES}', 'wait', '
 				'busy:on', f'lat:bc:{SAMPLES}', 'busy:off', 'snap:end']
 EBUSY = -16
 
+
+def keep_shallow(plan):
+	"""plan with the control keeping the driver's shallow state (state 1):
+	only the timer-stopping state 2 goes off."""
+	return [('deep:off:2' if step == 'deep:off' else step) for step in plan]
+
+
+# The kernel's own cpuidle drivers (firmware.py gives them their states).
+# psci_idle: WFI, cpu-retention (shallow), cpu-sleep (local-timer-stop);
+# acpi_idle: POLL, C1 (HLT), C2 (timer stop without ARAT; an I/O port
+# read QEMU answers at once, so the CPU leaves C2 as soon as it entered).
+PSCI = dict(arch='arm64', variant='psci', firmware='psci', driver='psci_idle',
+	    deep_state='cpu-sleep', shallow_state='cpu-retention', bcdev='bc_hrtimer',
+	    broadcast=True, owner=True)
+PSCI_PLAN = keep_shallow(ARM64_PLAN)
+# Three suspends to idle (woken by the PL031 RTC's alarm: tb.s2wake=rtc),
+# then the broadcast run.
+PSCI_S2IDLE_PLAN = keep_shallow(CONTROL) + ['s2idle:3', 'busy:on', f'lat:bc:{SAMPLES}',
+					    'busy:off', 'snap:end']
+# Two vCPUs: with C2 the kernel marks the TSC unstable ("TSC halts in
+# idle", no NONSTOP_TSC under TCG) and reads the HPET for every clock
+# read; four vCPUs spinning through C2 and HPET reads on two loaded host
+# cores did not reach the guest's first heartbeat in 150 s (2 boots, host
+# load 15), while -icount finished them in 247 s. Both CPUs spin at once.
+ACPI = dict(arch='x86_64', variant='acpi', firmware='acpi-c2', driver='acpi_idle',
+	    deep_state='C2', shallow_state='C1', bcdev='hpet', broadcast=True,
+	    min_deep=MIN_ACPI_C2, smp=2)
+
 # Failures of the pristine base that are its own, reported as skipped rows
 # (with the failure) instead of failing make check.
 BASE_PERIODIC_HRTIMER = (
@@ -150,6 +189,15 @@ BASE_PERIODIC_HRTIMER = (
 	'the base stalls (RCU stall or a hung plan) in 7 of 8 boots, with or '
 	'without the return probe; without the cpuidle driver, which turns the '
 	'periodic broadcast on, it does not; ours finished 7 of 7 (2026-12-04)')
+
+# The same with cpuidle-psci, whose cpu-sleep also turns the periodic
+# broadcast on (CPUIDLE_FLAG_TIMER_STOP: cpuidle calls
+# tick_broadcast_enable() on every CPU when it registers).
+BASE_PERIODIC_HRTIMER_PSCI = (
+	'known failure of the base, as with the test driver: with cpuidle-psci '
+	'in periodic mode (nohz=off highres=off) on the hrtimer broadcast the base '
+	'hangs (the broadcast run never returns while the guest heartbeat goes on) '
+	'in 6 of 8 boots; ours finished 5 of 5 (2026-12-05)')
 
 SPLAT = re.compile(r'WARNING:|BUG:|Oops|Kernel panic|Call Trace:|'
 		   r'possible circular locking|inconsistent lock state|'
@@ -192,6 +240,25 @@ def _scenarios():
 				       doc='arm64 periodic tick: the hrtimer device cannot '
 					   'serve deep idle, every deep entry is refused'),
 	}
+	# The kernel's own drivers, no flavour: the state is the firmware's.
+	real = {
+		'psci': dict(PSCI, plan=PSCI_PLAN,
+			     doc='arm64 cpuidle-psci, two DT idle states, the deep one '
+				 'local-timer-stop: the hrtimer broadcast'),
+		'psci-hotplug': dict(PSCI, plan=keep_shallow(ARM64_HOTPLUG_PLAN), hotplug=9,
+				     doc='arm64 cpuidle-psci, CPU hotplug, the hrtimer owner included'),
+		'psci-periodic': dict(PSCI, plan=PSCI_PLAN, refused=True,
+				      cmdline=['nohz=off', 'highres=off'],
+				      base_known=BASE_PERIODIC_HRTIMER_PSCI,
+				      doc='arm64 cpuidle-psci, periodic tick: every cpu-sleep '
+					  'refused, cpuidle falls back to cpu-retention'),
+		'psci-s2idle': dict(PSCI, plan=PSCI_S2IDLE_PLAN, s2idle=3,
+				    cmdline=['no_console_suspend', 'tb.s2wake=rtc'],
+				    doc='arm64 cpuidle-psci, suspend to idle (RTC alarm) and back'),
+		'acpi-c2': dict(ACPI, plan=keep_shallow(PLAN),
+				doc='x86 acpi_idle, _CST C1 and C2 (I/O port): C2 entered and '
+				    'left as fast as the idle loop turns, on every CPU at once'),
+	}
 	out = {}
 	for name, sc in list(base.items()) + list(extra.items()) + list(arm64.items()):
 		for flavour in ('irqoff', 'halt'):
@@ -202,15 +269,23 @@ def _scenarios():
 				'cpuidle_timerstop.enable=1',
 				f'cpuidle_timerstop.flavour={flavour}']
 			out[f'{name}-{flavour}'] = s
+	out.update(real)
 	return out
 
 
 SCENARIOS = _scenarios()
 
 
-def names(arch):
-	"""The scenarios of one architecture, in definition order."""
-	return [n for n, sc in SCENARIOS.items() if sc['arch'] == arch]
+def names(arch, variant=None):
+	"""The scenarios of one architecture, in definition order; with variant,
+	only those booting that kernel variant ('': the test driver's kernel)."""
+	return [n for n, sc in SCENARIOS.items() if sc['arch'] == arch and
+		(variant is None or sc.get('variant', '') == variant)]
+
+
+def variants(arch):
+	"""The kernel variants the scenarios of arch boot, '' first."""
+	return sorted({sc.get('variant', '') for sc in SCENARIOS.values() if sc['arch'] == arch})
 
 
 # ---------------------------------------------------------------- verdict
@@ -258,8 +333,9 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 		return checks, m
 	checks.append(('bcdev', m['bcdev'] == sc['bcdev'],
 		       f'broadcast device "{m["bcdev"]}", want "{sc["bcdev"]}"'))
-	checks.append(('driver', m['driver'] == 'timerstop',
-		       f'cpuidle driver "{m["driver"]}"'))
+	want = sc.get('driver', 'timerstop')
+	checks.append(('driver', m['driver'] == want,
+		       f'cpuidle driver "{m["driver"]}", want "{want}"'))
 	checks += _deep_checks(sc, m, res)
 	checks.append(_interrupt_check(sc, m))
 	if 'hotplug' in sc:
@@ -295,20 +371,43 @@ def _deep_checks(sc, m, res):
 	refuses every entry."""
 	busy = refusals(res)
 	nbusy = sum(busy.values())
+	deep = deep_counts(sc, m)
+	checks = _shallow_check(sc, m)
 	if sc.get('refused'):
-		entered = {c: n for c, n in m['deep'].items() if n}
-		return [('deep', not entered,
-			 f'deep entries per CPU {m["deep"]}, want none (every entry refused)'),
+		entered = {c: n for c, n in deep.items() if n}
+		return checks + [
+			('deep', not entered,
+			 f'deep entries per CPU {deep}, want none (every entry refused)'),
 			('refused', nbusy >= MIN_DEEP,
 			 f'{nbusy} refused entries (-EBUSY) {busy}, want >= {MIN_DEEP}')]
-	low = {c: n for c, n in m['deep'].items() if n < MIN_DEEP}
-	checks = [('deep', bool(m['deep']) and not low,
-		   f'deep entries per CPU {m["deep"]}, want >= {MIN_DEEP}')]
+	want = sc.get('min_deep', MIN_DEEP)
+	low = {c: n for c, n in deep.items() if n < want}
+	checks.append(('deep', bool(deep) and not low,
+		       f'deep entries per CPU {deep}, want >= {want}'))
 	if sc.get('owner'):
 		checks.append(('owner-refused', 'busy' in res and nbusy >= 1,
 			       f'{nbusy} entries refused to the hrtimer owner {busy}, want >= 1'
 			       if 'busy' in res else 'no refusal count (busy step)'))
 	return checks
+
+
+def deep_counts(sc, m):
+	"""{cpu: entries into the timer-stopping state}: the scenario's
+	deep_state (the kernel's own drivers), else every state but 0."""
+	if 'deep_state' in sc:
+		return dict(m.get('states', {}).get(sc['deep_state'], {}))
+	return m['deep']
+
+
+def _shallow_check(sc, m):
+	"""The kernel's own drivers: the governor also chose the shallow state
+	(its residency keeps it for the shorter sleeps)."""
+	if 'shallow_state' not in sc:
+		return []
+	per_cpu = m.get('states', {}).get(sc['shallow_state'], {})
+	n = sum(per_cpu.values())
+	return [('shallow', n >= MIN_SHALLOW,
+		 f'{n} entries into {sc["shallow_state"]} {per_cpu}, want >= {MIN_SHALLOW}')]
 
 
 def _interrupt_check(sc, m):
@@ -354,7 +453,9 @@ def report(tree, sc, status, console, data, secs, timing=True):
 		 f'broadcast device: {m.get("bcdev", "?")}, cpuidle driver: {m.get("driver", "?")}']
 	if 'deep' in m:
 		lines.append('deep-idle entries per CPU (broadcast run): ' +
-			     ', '.join(f'cpu{c} {n}' for c, n in sorted(m['deep'].items())))
+			     ', '.join(f'cpu{c} {n}' for c, n in sorted(deep_counts(sc, m).items())))
+		lines.append('entries per state, all CPUs (broadcast run): ' +
+			     ', '.join(f'{s} {sum(v.values())}' for s, v in m.get('states', {}).items()))
 		lines.append(f'broadcast interrupts (IRQ0): {m["irq0"]}, '
 			     f'local timer + broadcast IPIs (LOC): {m["loc"]}, '
 			     f'timer broadcast IPIs: {m["bcipi"]}')

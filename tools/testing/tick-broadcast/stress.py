@@ -223,8 +223,9 @@ def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 	except Failed as e:
 		return (row, 'fail', str(e), out, {})
 	kernel = workspace.kernel_image(tree, variant)
-	status, con, data, secs = qemu.boot(kernel, sc['plan'], out, sc['cmdline'], None, 4, (),
-					    sc['timeout'], seed, row, sc['arch'], files=files)
+	b = qemu.boot(qemu.Boot(kernel, sc['plan'], out, sc['cmdline'], timeout=sc['timeout'],
+				seed=seed, what=row, arch=sc['arch'], files=files))
+	status, con, data, secs = b.status, b.console, b.data, b.secs
 	checks, s = verdict(sc, status, con, data, timing=not variant, variant=variant,
 			   tree=tree)
 	s['secs'] = secs

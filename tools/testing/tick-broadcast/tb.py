@@ -13,6 +13,9 @@
   tb.py check [--quick]         everything: unit, static, series, KUnit, scenarios
   tb.py bench [--runs N] [--part coalesce]   ours against the base, side by side
   tb.py stress [--kinds K,..] [--variants V,..] [--short]   long runs (stress.py)
+  tb.py series [--part fixes] [--base TREE]   the series as git patches
+  tb.py series edit|save        the series as a git branch to work on, and back
+  tb.py series steps|proof      every step built and tested; the fixes proven
 
 This file only builds the command line and dispatches. The layers below:
 
@@ -39,6 +42,9 @@ import bench		# noqa: E402
 import check		# noqa: E402
 import commands		# noqa: E402
 import scenarios	# noqa: E402
+import series		# noqa: E402
+import seriesedit	# noqa: E402
+import seriessteps	# noqa: E402
 import stress		# noqa: E402
 import workspace	# noqa: E402
 
@@ -107,7 +113,31 @@ def parser():
 	t.add_argument('--no-prepare', action='store_true',
 		       help='build the workspace tree as it is (keep hand edits)')
 	t.set_defaults(fn=stress.cmd_stress)
+	z = sub.add_parser('series', help='export, edit or save the series')
+	z.add_argument('action', nargs='?', default='export',
+		       choices=['export', 'edit', 'save', 'steps', 'proof'])
+	z.add_argument('--first', type=int, default=1, help='steps: from this patch')
+	z.add_argument('--last', type=int, default=0, help='steps: up to this patch')
+	z.add_argument('--part', default='all', choices=series.PARTS,
+		       help='fixes: only the standalone fixes of the base, which apply to it alone')
+	z.add_argument('--base', metavar='TREE', help='git am the exported series onto TREE')
+	z.add_argument('--verify', action='store_true', help='the checks make check runs on it')
+	z.add_argument('--manifest', action='store_true', help='rewrite series/base-files.sha256')
+	z.add_argument('--force', action='store_true', help='edit: drop unsaved commits')
+	z.set_defaults(fn=cmd_series)
 	return p
+
+
+def cmd_series(args):
+	if args.action == 'export':
+		series.cmd_series(args, workspace)
+	elif args.action in ('edit', 'save'):
+		seriesedit.main(args, workspace)
+	else:
+		rows = (seriessteps.steps(args.first, args.last or None) if args.action == 'steps'
+			else seriessteps.proof())
+		commands.print_rows(rows)
+		sys.exit(1 if any(r[1] == 'fail' for r in rows) else 0)
 
 
 def main():

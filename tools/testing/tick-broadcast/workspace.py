@@ -18,7 +18,9 @@ ours  kernel/time/tests/.kunitconfig (every suite of the series) +
       configs/x86_64.config (+ configs/x86_64-ours.config if present)
 base  configs/base.kunitconfig (the base has only the live and bench
       suites) + configs/x86_64.config
-and configs/VARIANT.config on top for a variant (e.g. debug).
+and configs/VARIANT.config on top for a variant (e.g. debug; acpi and
+psci: the kernel's own cpuidle drivers instead of the test driver), as
+kunit.py --kconfig_add lines that override the fragments before it.
 
 Builds run `kunit.py config` (olddefconfig and kunit.py's check that the
 fragments took) and then make, with make's output streamed to
@@ -83,6 +85,8 @@ DEPENDS = {
 	# the arm64 guest (its busybox: foreign_busybox())
 	'qemu-system-aarch64': 'qemu-system-arm',
 	'dtc': 'device-tree-compiler',
+	# the SSDT that gives acpi_idle its C-states (firmware.py)
+	'iasl': 'acpica-tools',
 }
 
 
@@ -293,13 +297,29 @@ def kunitconfigs(tree, variant='', arch=ARCH):
 	return frags
 
 
+def config_lines(fragment):
+	"""The CONFIG_ lines of a config fragment, "is not set" ones included."""
+	return [ln.strip() for ln in Path(fragment).read_text().splitlines()
+		if re.match(r'(# )?CONFIG_\w+( is not set|=)', ln.strip())]
+
+
 def kunit_args(tree, variant='', arch=ARCH):
-	"""(source dir, kunit.py arguments common to config, build and run)."""
+	"""(source dir, kunit.py arguments common to config, build and run).
+
+	A variant's fragment goes last as --kconfig_add lines, which override
+	the earlier fragments (the acpi and psci variants turn the test
+	driver off); kunit.py refuses two --kunitconfig fragments that set
+	one symbol differently. Its check that the resulting .config has
+	every entry accepts an "is not set" one that is absent or unset.
+	"""
 	args = ['--arch', arch, '--build_dir', build_dir_name(variant, arch)]
 	if arch in CROSS:
 		args += ['--cross_compile', CROSS[arch]]
-	for f in kunitconfigs(tree, variant, arch):
+	frags = kunitconfigs(tree, variant, arch)
+	for f in frags[:-1] if variant else frags:
 		args += ['--kunitconfig', f]
+	for line in config_lines(frags[-1]) if variant else ():
+		args += ['--kconfig_add', line]
 	args += ['--make_options', f'CC={cc(arch)}']
 	return tree_dir(tree), args
 

@@ -22,8 +22,12 @@ LIBRARIES = {
 	'scenarios': {'guestdata'},
 	'workspace': {'progress', 'patchset'},
 	'qemu': {'progress', 'workspace', 'guestdata'},
-	'runs': {'progress', 'workspace', 'qemu', 'scenarios'},
+	'firmware': {'progress', 'workspace', 'qemu'},
+	'runs': {'progress', 'workspace', 'qemu', 'scenarios', 'firmware'},
 	'stress': {'progress', 'workspace', 'qemu', 'scenarios', 'guestdata'},
+	'series': {'configbuilds', 'patchset'},
+	'seriesedit': {'series', 'patchset'},
+	'seriessteps': {'series', 'patchset', 'workspace', 'progress'},
 }
 
 

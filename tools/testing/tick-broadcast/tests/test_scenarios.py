@@ -24,6 +24,14 @@ GOOD = {
 	'ours-arm64-halt': ('arm64-halt', 'ours'),
 	'base-arm64-halt': ('arm64-halt', 'base'),
 	'ours-arm64-periodic-halt': ('arm64-periodic-halt', 'ours'),
+	# the kernel's own cpuidle drivers
+	'ours-psci': ('psci', 'ours'),
+	'ours-psci-hotplug': ('psci-hotplug', 'ours'),
+	'ours-psci-periodic': ('psci-periodic', 'ours'),
+	'ours-psci-s2idle': ('psci-s2idle', 'ours'),
+	'base-psci': ('psci', 'base'),
+	'ours-acpi-c2': ('acpi-c2', 'ours'),
+	'base-acpi-c2': ('acpi-c2', 'base'),
 }
 # Boots of our kernel broken on purpose -> (scenario, checks that must fail).
 # broken-ipi: bc_send_ipis() a no-op: the sleepers never wake, the guest
@@ -45,6 +53,19 @@ BROKEN = {
 	# the CPU holding it goes deep too and its timer stops with it: the
 	# guest hangs at boot, before any output of the plan.
 	'owner-broken-arm64-halt': ('arm64-halt', {'finished', 'snapshots'}),
+	# cpuidle-psci with broken device trees (our kernel is fine): the deep
+	# state without local-timer-stop (no broadcast at all), the shallow
+	# state disabled (the governor cannot choose), the hierarchical layout
+	# (QEMU replaces /psci and its power domains: no cpuidle driver)
+	'psci-no-timer-stop': ('psci', {'owner-refused', 'bcipi'}),
+	'psci-no-shallow': ('psci', {'shallow'}),
+	'psci-osi': ('psci', {'driver', 'shallow', 'deep', 'owner-refused', 'bcipi'}),
+	# the base with its wake IPI dropped (tick_do_broadcast() never calls
+	# the device's broadcast()), under cpuidle-psci: RCU stall during boot
+	'broken-ipi-base-psci': ('psci', {'finished', 'splats', 'snapshots'}),
+	# acpi_idle with C2 as an FFH MWAIT hint: the kernel drops it (TCG's
+	# CPUID leaf 5 has no sub-states), no deep state, no broadcast
+	'acpi-ffh': ('acpi-c2', {'deep', 'irq0'}),
 }
 
 
@@ -100,6 +121,34 @@ class Verdicts(unittest.TestCase):
 		_, m = judge('ours-arm64-halt', 'arm64-halt', 'ours')
 		self.assertGreaterEqual(m['bcipi'], scenarios.MIN_IRQ0)
 		self.assertEqual(m['irq0'], 0)
+
+	def test_psci_counts_the_deep_state_by_name(self):
+		# cpu-retention (state 1) is not deep: only cpu-sleep counts
+		_, m = judge('ours-psci', 'psci', 'ours')
+		deep = scenarios.deep_counts(scenarios.SCENARIOS['psci'], m)
+		self.assertEqual(deep, m['states']['cpu-sleep'])
+		self.assertGreater(sum(m['deep'].values()), sum(deep.values()))
+		self.assertGreater(sum(m['states']['cpu-retention'].values()), 0)
+
+	def test_psci_periodic_falls_back_to_the_shallow_state(self):
+		_, m = judge('ours-psci-periodic', 'psci-periodic', 'ours')
+		self.assertEqual(sum(m['states']['cpu-sleep'].values()), 0)
+		self.assertGreater(sum(m['states']['cpu-retention'].values()), scenarios.MIN_DEEP)
+		# the oneshot boot judged as periodic: cpu-sleep was entered (its
+		# hrtimer owner's refusals alone pass "refused")
+		checks, _ = judge('ours-psci', 'psci-periodic', 'ours')
+		self.assertEqual(failed(checks), ['deep'])
+
+	def test_base_psci_periodic_hang_is_known(self):
+		status = (fixtures.FIXTURES / 'base-psci-periodic-hang.status').read_text().strip()
+		checks, _ = judge('base-psci-periodic-hang', 'psci-periodic', 'base', status)
+		self.assertEqual(failed(checks), ['finished', 'snapshots'])
+		self.assertIn('known failure of the base',
+			      scenarios.SCENARIOS['psci-periodic']['base_known'])
+
+	def test_test_driver_boot_is_not_a_psci_boot(self):
+		checks, _ = judge('ours-arm64-halt', 'psci', 'ours')
+		self.assertLessEqual({'driver', 'deep', 'shallow'}, set(failed(checks)))
 
 	def test_arat_wants_no_broadcast(self):
 		# hpet-halt's boot judged as the ARAT scenario: it had broadcasts

@@ -21,6 +21,26 @@ class Configs(unittest.TestCase):
 		self.assertIn(str(workspace.CONFIGS / 'x86_64.config'), ours)
 		self.assertEqual(ours[-1], str(workspace.CONFIGS / 'debug.config'))
 
+	def test_variant_overrides_the_fragments_before_it(self):
+		# kunit.py refuses two --kunitconfig fragments that disagree on a
+		# symbol: psci.config turns off the test driver arm64.config turns on
+		_, args = workspace.kunit_args('base', 'psci', 'arm64')
+		kunitconfigs = [args[i + 1] for i, a in enumerate(args) if a == '--kunitconfig']
+		added = [args[i + 1] for i, a in enumerate(args) if a == '--kconfig_add']
+		self.assertEqual(kunitconfigs, [str(workspace.CONFIGS / 'base.kunitconfig'),
+						str(workspace.CONFIGS / 'arm64.config')])
+		self.assertIn('# CONFIG_CPU_IDLE_TIMERSTOP is not set', added)
+		self.assertIn('CONFIG_ARM_PSCI_CPUIDLE=y', added)
+		self.assertIn('CONFIG_CPU_IDLE_TIMERSTOP=y',
+			      (workspace.CONFIGS / 'arm64.config').read_text())
+		_, args = workspace.kunit_args('ours', 'acpi')
+		self.assertIn('CONFIG_ACPI_PROCESSOR=y', args)
+		self.assertIn('--build_dir', args)
+		self.assertEqual(args[args.index('--build_dir') + 1], '.build-x86_64-acpi')
+		# no variant: fragments only
+		_, args = workspace.kunit_args('ours')
+		self.assertNotIn('--kconfig_add', args)
+
 	def test_configs_name_existing_symbols_only(self):
 		# The bench suite's symbol is ..._BENCH_KUNIT_TEST now.
 		for f in workspace.CONFIGS.iterdir():
