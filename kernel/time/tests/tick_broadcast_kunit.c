@@ -39,6 +39,7 @@ struct fake {
 	unsigned int		armed_cpu;
 	int			owner;		/* hrtimer: where the timer is */
 	int			stuck_on;	/* hrtimer: callback running there */
+	int			caller;		/* hrtimer: the CPU arming it, -1: @cpu */
 };
 
 static struct fake *to_fake(struct tick_bc *bc)
@@ -53,7 +54,10 @@ static void fake_arm(struct tick_bc *bc, ktime_t expires, unsigned int cpu)
 	f->arms++;
 	f->armed_at = expires;
 	f->armed_cpu = cpu;
-	f->owner = f->stuck_on >= 0 ? f->stuck_on : cpu;
+	if (f->stuck_on >= 0)
+		f->owner = f->stuck_on;
+	else
+		f->owner = f->caller >= 0 ? f->caller : cpu;
 }
 
 static int fake_owner(struct tick_bc *bc)
@@ -98,6 +102,7 @@ static struct fake *fake_new(struct kunit *test, unsigned int nr, bool hrtimer)
 	f->nr = nr;
 	f->owner = -1;
 	f->stuck_on = -1;
+	f->caller = -1;
 	bitmap_fill(f->online, nr);
 	tick_bc_init(&f->bc, &fake_ops, nr, longs, sleep, masks, f->online);
 	tick_bc_set_device(&f->bc, hrtimer ? &fake_hrtimer_dev : &fake_bc_dev);
@@ -962,23 +967,51 @@ static void coalescing_matches_the_greedy_optimum(struct kunit *test)
 
 enum model_state { M_AWAKE, M_ASLEEP, M_WOKEN, M_FORCED, M_OFFLINE };
 
-/* @early_ok: its tick is hrtimer_interrupt(); @early: woken before @wakeup. */
+/*
+ * @early_ok: its tick is hrtimer_interrupt(); @early: woken before @wakeup;
+ * @on: it asked for broadcast (ON or FORCE); @handed: handed over at the
+ * switch to oneshot mode and still asleep for it.
+ */
 struct model {
 	enum model_state	state;
 	s64			wakeup;
 	bool			early_ok;
 	bool			early;
+	bool			on;
+	bool			handed;
 };
 
 /*
  * @window: the coalescing window, toggled between it and 0 with @toggle;
  * @exact: the device fires exactly at its time if an awake CPU can take
- * it, so that the run can check that nobody is woken after its time.
+ * it, so that the run can check that nobody is woken after its time;
+ * @hrtimer: start with the hrtimer device, and let device replacement
+ * alternate between it and a real one; @periodic: start in periodic mode
+ * (ON/OFF/FORCE, periodic ticks, the hand-over at the first switch);
+ * @quiet: no summary line.
  */
 struct sim_opts {
 	s64			window;
 	bool			toggle;
 	bool			exact;
+	bool			hrtimer;
+	bool			periodic;
+	bool			quiet;
+};
+
+/* What a run did, for its case to check that it did it. */
+struct sim_counts {
+	unsigned long		wakes;
+	unsigned long		early;
+	unsigned long		refused;
+	unsigned long		forced;
+	unsigned long		owner_refused;
+	unsigned long		migrated;
+	unsigned long		pulls;
+	unsigned long		suspends;
+	unsigned long		controls;
+	unsigned long		handed;
+	unsigned long		periodic_ticks;
 };
 
 struct sim {
@@ -987,13 +1020,12 @@ struct sim {
 	struct model		*m;
 	struct rnd_state	rnd;
 	struct sim_opts		o;
+	struct sim_counts	c;
 	s64			window;
 	s64			now;
 	unsigned long		steps;
-	unsigned long		wakes;
-	unsigned long		early;
-	unsigned long		refused;
-	unsigned long		forced;
+	bool			oneshot;
+	bool			forced;
 	bool			failed;
 };
 
@@ -1024,12 +1056,48 @@ static __printf(2, 3) void sim_fail(struct sim *s, const char *fmt, ...)
 			sim_fail(s, __VA_ARGS__);	\
 	} while (0)
 
-/* I1, I3..I5 of the design comment in tick-broadcast-core.c, and the model. */
+/* A CPU running code (awake, or polling while forced) but @except. */
+static unsigned int sim_running_cpu(struct sim *s, unsigned int except)
+{
+	unsigned int i, cpu = sim_rand(s, s->f->nr);
+
+	for (i = 0; i < s->f->nr; i++, cpu = (cpu + 1) % s->f->nr) {
+		if (cpu != except && (s->m[cpu].state == M_AWAKE || s->m[cpu].state == M_FORCED))
+			return cpu;
+	}
+	return s->f->nr;
+}
+
+static unsigned int sim_nr_on(struct sim *s)
+{
+	unsigned int cpu, nr = 0;
+
+	for (cpu = 0; cpu < s->f->nr; cpu++)
+		nr += s->m[cpu].on;
+	return nr;
+}
+
+/* Somebody relies on the oneshot broadcast, in the model. */
+static bool sim_relied_on(struct sim *s)
+{
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < s->f->nr; cpu++) {
+		enum model_state st = s->m[cpu].state;
+
+		if (st == M_ASLEEP || st == M_WOKEN || st == M_FORCED)
+			return true;
+	}
+	return false;
+}
+
+/* I1 to I6 of the design comment in tick-broadcast-core.c, and the model. */
 static void sim_check(struct sim *s)
 {
 	struct tick_bc *bc = &s->f->bc;
 	unsigned int cpu, forced = 0;
 	ktime_t first = KTIME_MAX;
+	int owner = s->f->owner;
 
 	for (cpu = 0; cpu < s->f->nr; cpu++) {
 		bool q = tick_bc_sleeping(bc, cpu);
@@ -1039,6 +1107,8 @@ static void sim_check(struct sim *s)
 			first = min(first, bc->sleep[cpu].expires);
 		SIM_CHECK(s, !timerqueue_node_queued(&bc->sleep[cpu]) ||
 			  !test_bit(cpu, bc->pending), "I1 broken for CPU%u", cpu);
+		SIM_CHECK(s, !test_bit(cpu, bc->pending) || test_bit(cpu, bc->oneshot),
+			  "I2 broken for CPU%u", cpu);
 		SIM_CHECK(s, !test_bit(cpu, bc->force) || !test_bit(cpu, bc->oneshot),
 			  "I4 broken for CPU%u", cpu);
 		SIM_CHECK(s, test_bit(cpu, bc->early_ok) == m->early_ok,
@@ -1050,10 +1120,23 @@ static void sim_check(struct sim *s)
 			  "CPU%u force bit disagrees with the model", cpu);
 		SIM_CHECK(s, test_bit(cpu, bc->pending) == (m->state == M_WOKEN),
 			  "CPU%u pending bit disagrees with the model", cpu);
+		SIM_CHECK(s, test_bit(cpu, bc->on) == m->on && test_bit(cpu, bc->periodic) == m->on,
+			  "CPU%u on/periodic bits disagree with the model (on %d)", cpu, m->on);
 	}
 	SIM_CHECK(s, forced == bc->nr_force, "I4: nr_force %u, bits %u", bc->nr_force, forced);
 	SIM_CHECK(s, bc->armed <= first, "I3: armed %lld after sleeper %lld", bc->armed, first);
 	SIM_CHECK(s, !forced || bc->armed != KTIME_MAX, "I5: forced CPUs, device disarmed");
+	SIM_CHECK(s, bc->armed == KTIME_MAX || s->f->armed_at <= bc->armed,
+		  "I6: device fires at %lld, armed %lld", s->f->armed_at, bc->armed);
+	SIM_CHECK(s, tick_bc_oneshot_mode(bc) == s->oneshot, "mode %d, model oneshot %d",
+		  bc->dev.mode, s->oneshot);
+	SIM_CHECK(s, bc->forced == s->forced, "FORCE latch %d, model %d", bc->forced, s->forced);
+	/* The hrtimer device runs on its owner: it must be running code. */
+	if (tick_bc_hrtimer(bc) && bc->armed != KTIME_MAX)
+		SIM_CHECK(s, owner >= 0 && owner < (int)s->f->nr &&
+			  (s->m[owner].state == M_AWAKE || s->m[owner].state == M_FORCED),
+			  "hrtimer broadcast on CPU%d, which is in state %d", owner,
+			  owner >= 0 && owner < (int)s->f->nr ? s->m[owner].state : -1);
 }
 
 /* Due at an expiry at now: its time has come, or it is within the window. */
@@ -1084,8 +1167,9 @@ static void sim_woken(struct sim *s, unsigned int cpu, struct model *m, ktime_t 
 	SIM_CHECK(s, m->wakeup <= s->now + s->window, "CPU%u woken too early, due at %lld",
 		  cpu, m->wakeup);
 	m->early = m->wakeup > s->now;
-	s->early += m->early;
+	s->c.early += m->early;
 	m->state = M_WOKEN;
+	m->handed = false;
 }
 
 /* The device fires on @this_cpu, which is awake: compare with the model. */
@@ -1093,16 +1177,22 @@ static void sim_fire(struct sim *s, unsigned int this_cpu)
 {
 	struct fake *f = s->f;
 	ktime_t armed = f->bc.armed;
+	bool hrtimer = tick_bc_hrtimer(&f->bc);
 	unsigned int cpu;
 	bool local;
 
+	/* A oneshot device fires once. */
+	f->armed_at = KTIME_MAX;
+	f->caller = this_cpu;
 	local = tick_bc_expire(&f->bc, this_cpu, s->now, f->wake);
 	for (cpu = 0; cpu < f->nr; cpu++) {
 		struct model *m = &s->m[cpu];
 		bool due = sim_due(s, m);
 
 		if (cpu == this_cpu) {
-			SIM_CHECK(s, local == due, "CPU%u: local %d, due %d", cpu, local, due);
+			/* The hrtimer device runs this CPU's timers itself. */
+			SIM_CHECK(s, local == (due && !hrtimer), "CPU%u: local %d, due %d",
+				  cpu, local, due);
 			SIM_CHECK(s, !woken(f, cpu), "CPU%u IPIs itself", cpu);
 			if (due)
 				sim_woken(s, cpu, m, armed);
@@ -1114,20 +1204,24 @@ static void sim_fire(struct sim *s, unsigned int this_cpu)
 			  cpu, woken(f, cpu), due, m->state, m->wakeup);
 		if (!due)
 			continue;
-		s->wakes++;
+		s->c.wakes++;
 		sim_woken(s, cpu, m, armed);
 	}
 }
 
-/* An awake (or polling, forced) CPU to take the device interrupt. */
+/*
+ * The CPU to take the device interrupt: the hrtimer device's owner, any
+ * awake (or polling, forced) CPU for a real one; s->f->nr for none.
+ */
 static unsigned int sim_irq_cpu(struct sim *s)
 {
-	unsigned int i, cpu = sim_rand(s, s->f->nr);
+	int owner = s->f->owner;
 
-	for (i = 0; i < s->f->nr; i++, cpu = (cpu + 1) % s->f->nr) {
-		if (s->m[cpu].state == M_AWAKE || s->m[cpu].state == M_FORCED)
-			return cpu;
-	}
+	if (!tick_bc_hrtimer(&s->f->bc))
+		return sim_running_cpu(s, s->f->nr);
+	if (owner >= 0 && owner < (int)s->f->nr &&
+	    (s->m[owner].state == M_AWAKE || s->m[owner].state == M_FORCED))
+		return owner;
 	return s->f->nr;
 }
 
@@ -1144,13 +1238,39 @@ static s64 sim_wakeup(struct sim *s, struct model *m)
 
 static void sim_enter(struct sim *s, unsigned int cpu)
 {
+	struct tick_bc *bc = &s->f->bc;
 	struct model *m = &s->m[cpu];
 	s64 wakeup = sim_wakeup(s, m);
-	enum tick_bc_enter_result ret = enter(s->f, cpu, wakeup);
+	bool hrtimer = tick_bc_hrtimer(bc);
+	/* The hrtimer device runs here, or would once this enter arms it. */
+	bool owner = hrtimer && bc->armed != KTIME_MAX && s->f->owner == (int)cpu;
+	bool arms = wakeup < bc->armed;
+	enum tick_bc_enter_result ret;
+
+	s->f->caller = cpu;
+	ret = enter(s->f, cpu, wakeup);
+	if (!s->oneshot) {
+		SIM_CHECK(s, ret == (hrtimer ? TICK_BC_ENTER_BUSY_HRTIMER : TICK_BC_ENTER_PERIODIC),
+			  "CPU%u: enter in periodic mode %d", cpu, ret);
+		return;
+	}
+	if (owner) {
+		SIM_CHECK(s, ret == TICK_BC_ENTER_BUSY_OWNER, "CPU%u: owner's enter %d", cpu, ret);
+		s->c.owner_refused++;
+		return;
+	}
 
 	switch (m->state) {
 	case M_AWAKE:
 	case M_ASLEEP:
+		m->handed = false;
+		if (hrtimer && arms) {
+			SIM_CHECK(s, ret == TICK_BC_ENTER_BUSY_OWNER,
+				  "CPU%u: enter arming the hrtimer %d", cpu, ret);
+			s->c.owner_refused++;
+			m->state = M_AWAKE;
+			break;
+		}
 		SIM_CHECK(s, ret == TICK_BC_ENTER_QUEUED, "CPU%u: enter %d", cpu, ret);
 		m->state = M_ASLEEP;
 		m->wakeup = wakeup;
@@ -1159,7 +1279,7 @@ static void sim_enter(struct sim *s, unsigned int cpu)
 	case M_FORCED:
 		SIM_CHECK(s, ret == TICK_BC_ENTER_BUSY_FORCED,
 			  "CPU%u: forced enter not refused", cpu);
-		s->refused++;
+		s->c.refused++;
 		break;
 	case M_WOKEN:
 		SIM_CHECK(s, ret == TICK_BC_ENTER_PENDING, "CPU%u: woken enter %d", cpu, ret);
@@ -1174,15 +1294,18 @@ static void sim_exit(struct sim *s, unsigned int cpu)
 	struct model *m = &s->m[cpu];
 	/* A CPU woken by the IPI ran its timers, unless it was early. */
 	s64 wakeup = m->state == M_WOKEN && !m->early ? s->now + 500 : m->wakeup;
-	enum tick_bc_exit_action act = tick_bc_exit(&s->f->bc, cpu, wakeup, s->now);
+	enum tick_bc_exit_action act;
 
+	s->f->caller = cpu;
+	act = tick_bc_exit(&s->f->bc, cpu, wakeup, s->now);
 	switch (m->state) {
 	case M_ASLEEP:
+		m->handed = false;
 		if (wakeup != KTIME_MAX && wakeup <= s->now && s->f->bc.armed <= s->now) {
 			SIM_CHECK(s, act == TICK_BC_EXIT_FORCED,
 				  "CPU%u: expired exit %d", cpu, act);
 			m->state = M_FORCED;
-			s->forced++;
+			s->c.forced++;
 		} else {
 			SIM_CHECK(s, act == (wakeup == KTIME_MAX ? TICK_BC_EXIT_NO_EVENT :
 					     TICK_BC_EXIT_REPROGRAM), "CPU%u: exit %d", cpu, act);
@@ -1200,34 +1323,186 @@ static void sim_exit(struct sim *s, unsigned int cpu)
 	}
 }
 
+/*
+ * An awake CPU goes offline, or an offline one comes back. The hrtimer
+ * code may have moved the dying CPU's timers to a running CPU before the
+ * pull, which a running control CPU then does.
+ */
 static void sim_hotplug(struct sim *s, unsigned int cpu)
 {
+	struct fake *f = s->f;
 	struct model *m = &s->m[cpu];
+	unsigned int ctl, to;
+	bool pulls, forced;
 
 	if (m->state == M_OFFLINE) {
-		__set_bit(cpu, s->f->online);
+		__set_bit(cpu, f->online);
+		tick_bc_cpu_reset(&f->bc, cpu);
+		tick_bc_set_periodic(&f->bc, cpu, false);
 		m->state = M_AWAKE;
-	} else if (m->state == M_AWAKE) {
-		tick_bc_offline(&s->f->bc, cpu);
-		__clear_bit(cpu, s->f->online);
-		m->state = M_OFFLINE;
-		m->early_ok = false;
-		m->early = false;
+		return;
 	}
+	ctl = sim_running_cpu(s, cpu);
+	if (m->state != M_AWAKE || ctl >= f->nr)
+		return;
+	if (f->owner == (int)cpu && sim_rand(s, 2)) {
+		to = sim_running_cpu(s, cpu);
+		f->owner = to;
+		s->c.migrated++;
+	}
+	tick_bc_offline(&f->bc, cpu);
+	__clear_bit(cpu, f->online);
+	*m = (struct model) { .state = M_OFFLINE };
+
+	pulls = tick_bc_hrtimer(&f->bc) && f->bc.armed != KTIME_MAX && f->owner == (int)cpu;
+	forced = s->m[ctl].state == M_FORCED;
+	f->caller = ctl;
+	SIM_CHECK(s, tick_bc_pull(&f->bc, cpu, ctl) == (pulls && forced),
+		  "pull of CPU%u's hrtimer to CPU%u (forced %d)", cpu, ctl, forced);
+	if (!pulls)
+		return;
+	s->c.pulls++;
+	/* Its force bit is gone: it reprograms its own device. */
+	if (forced)
+		s->m[ctl].state = M_AWAKE;
 }
 
 /*
  * An awake CPU switches its tick to oneshot mode: mostly to
- * hrtimer_interrupt(), sometimes to the low resolution handler.
+ * hrtimer_interrupt(), sometimes to the low resolution handler. The first
+ * switch hands the CPUs of the periodic broadcast over until next_period;
+ * a CPU so handed over switches itself in its tick.
  */
 static void sim_switch(struct sim *s, unsigned int cpu)
 {
+	struct fake *f = s->f;
 	struct model *m = &s->m[cpu];
+	s64 next_period = s->now + 1 + sim_rand(s, 1000);
+	unsigned int c, handed = 0;
+	bool armed;
+
+	if (m->state != M_AWAKE && !(m->state == M_ASLEEP && m->handed))
+		return;
+	m->early_ok = sim_rand(s, 4) != 0;
+	m->state = M_AWAKE;
+	m->handed = false;
+	for (c = 0; c < f->nr && !s->oneshot; c++) {
+		if (c == cpu || !s->m[c].on)
+			continue;
+		s->m[c].state = M_ASLEEP;
+		s->m[c].wakeup = next_period;
+		s->m[c].handed = true;
+		handed++;
+	}
+	s->oneshot = true;
+	s->c.handed += handed;
+	f->caller = cpu;
+	armed = tick_bc_switch_oneshot(&f->bc, cpu, m->early_ok, next_period, false);
+	SIM_CHECK(s, armed == (handed > 0), "CPU%u: switch armed %d, %u handed over", cpu, armed,
+		  handed);
+}
+
+/*
+ * An awake CPU turns broadcast on or off, or forces it (rarely: it is for
+ * good). The glue stops the device at the last OFF only when nobody
+ * relies on it.
+ */
+static void sim_control(struct sim *s, unsigned int cpu)
+{
+	struct fake *f = s->f;
+	struct model *m = &s->m[cpu];
+	u32 r = sim_rand(s, 200);
+	enum tick_broadcast_mode mode = !r ? TICK_BROADCAST_FORCE :
+		r < 100 ? TICK_BROADCAST_ON : TICK_BROADCAST_OFF;
+	unsigned int before = sim_nr_on(s), after;
+	bool joined = false, left = false;
+	struct tick_bc_change ch;
 
 	if (m->state != M_AWAKE)
 		return;
-	m->early_ok = sim_rand(s, 4) != 0;
-	tick_bc_switch_oneshot(&s->f->bc, cpu, m->early_ok, 0, false);
+	if (mode == TICK_BROADCAST_FORCE)
+		s->forced = true;
+	if (mode != TICK_BROADCAST_OFF) {
+		joined = !m->on;
+		m->on = true;
+	} else if (!s->forced) {
+		left = m->on;
+		m->on = false;
+	}
+	after = sim_nr_on(s);
+	f->caller = cpu;
+	ch = tick_bc_control(&f->bc, cpu, mode);
+	SIM_CHECK(s, ch.joined == joined && ch.left == left && ch.first == (!before && after) &&
+		  ch.last == (before && !after),
+		  "CPU%u: control %d: joined %d left %d first %d last %d, %u on before, %u after",
+		  cpu, mode, ch.joined, ch.left, ch.first, ch.last, before, after);
+	s->c.controls++;
+	if (ch.last && (!s->oneshot || !tick_bc_busy(&f->bc))) {
+		f->armed_at = KTIME_MAX;
+		tick_bc_disarmed(&f->bc);
+	}
+}
+
+/* A periodic broadcast tick, before the switch to oneshot mode. */
+static void sim_periodic_tick(struct sim *s)
+{
+	struct fake *f = s->f;
+	unsigned int this_cpu = sim_running_cpu(s, f->nr), cpu;
+	bool self;
+
+	if (s->oneshot || this_cpu >= f->nr)
+		return;
+	f->caller = this_cpu;
+	self = tick_bc_periodic_wake(&f->bc, this_cpu, f->wake);
+	SIM_CHECK(s, self == (s->m[this_cpu].on && !tick_bc_hrtimer(&f->bc)),
+		  "CPU%u: periodic tick runs itself %d", this_cpu, self);
+	for (cpu = 0; cpu < f->nr; cpu++)
+		SIM_CHECK(s, woken(f, cpu) == (cpu != this_cpu && s->m[cpu].on),
+			  "CPU%u: periodic tick from CPU%u wakes it %d", cpu, this_cpu,
+			  woken(f, cpu));
+	s->c.periodic_ticks++;
+}
+
+/*
+ * Suspend to idle: the device is shut down with CPUs asleep on it, time
+ * passes (not when the run checks exact wakeups), and the resume on a
+ * running CPU arms it at once for whoever relies on it.
+ */
+static void sim_suspend(struct sim *s)
+{
+	struct fake *f = s->f;
+	unsigned int cpu = sim_running_cpu(s, f->nr);
+	bool armed;
+
+	if (!s->oneshot || cpu >= f->nr)
+		return;
+	f->armed_at = KTIME_MAX;
+	tick_bc_disarmed(&f->bc);
+	if (!s->o.exact)
+		s->now += sim_rand(s, 3000);
+	f->caller = cpu;
+	armed = tick_bc_retrigger(&f->bc);
+	SIM_CHECK(s, armed == sim_relied_on(s), "resume on CPU%u armed %d", cpu, armed);
+	s->c.suspends++;
+}
+
+/*
+ * A better device replaces the current one, registered on a running CPU:
+ * the same kind, or with @hrtimer the other kind.
+ */
+static void sim_replace_device(struct sim *s)
+{
+	struct fake *f = s->f;
+	unsigned int cpu = sim_running_cpu(s, f->nr);
+	bool hrtimer = s->o.hrtimer && !tick_bc_hrtimer(&f->bc), armed;
+
+	if (cpu >= f->nr)
+		return;
+	tick_bc_set_device(&f->bc, hrtimer ? &fake_hrtimer_dev : &fake_bc_dev);
+	f->armed_at = KTIME_MAX;
+	f->caller = cpu;
+	armed = tick_bc_retrigger(&f->bc);
+	SIM_CHECK(s, armed == (s->oneshot && sim_relied_on(s)), "new device armed %d", armed);
 }
 
 /* The window is switched off, or on again. */
@@ -1239,58 +1514,93 @@ static void sim_toggle_window(struct sim *s)
 
 /*
  * Time passes. With exact firing the clock stops at the device's time,
- * where the device fires at once if an awake CPU can take it.
+ * where the device fires at once if a CPU can take it.
  */
 static void sim_advance(struct sim *s)
 {
 	s64 next = s->now + sim_rand(s, 300);
 	unsigned int cpu;
 
-	if (!s->o.exact || s->f->bc.armed > next) {
+	if (!s->o.exact || s->f->armed_at > next) {
 		s->now = next;
 		return;
 	}
-	s->now = max_t(s64, s->now, s->f->bc.armed);
+	s->now = max_t(s64, s->now, s->f->armed_at);
 	cpu = sim_irq_cpu(s);
 	if (cpu < s->f->nr)
 		sim_fire(s, cpu);
 }
 
-/* A better device replaces the current one. */
-static void sim_replace_device(struct sim *s)
+enum sim_op {
+	OP_ENTER, OP_EXIT, OP_ADVANCE, OP_HOTPLUG, OP_REPLACE, OP_SWITCH, OP_CONTROL,
+	OP_SUSPEND, OP_PERIODIC_TICK, OP_WINDOW, OP_NR
+};
+
+/* How often each step comes, in percent, in oneshot and in periodic mode. */
+static const u8 sim_weights[2][OP_NR] = {
+	{ 38, 34, 18, 4, 1, 1, 1, 1, 0, 2 },
+	{ 10, 5, 5, 10, 5, 2, 50, 0, 13, 0 },
+};
+
+static enum sim_op sim_op(struct sim *s)
 {
-	tick_bc_set_device(&s->f->bc, &fake_bc_dev);
-	tick_bc_retrigger(&s->f->bc);
+	const u8 *w = sim_weights[!s->oneshot];
+	u32 r = sim_rand(s, 100);
+	enum sim_op op;
+
+	for (op = 0; op < OP_NR - 1 && r >= w[op]; op++)
+		r -= w[op];
+	return op;
 }
 
 static void sim_step(struct sim *s)
 {
 	unsigned int cpu = sim_rand(s, s->f->nr);
-	u32 op = sim_rand(s, 100);
+	enum sim_op op = sim_op(s);
 
-	if (s->m[cpu].state == M_OFFLINE && op < 90)
-		op = 95;
-	if (op < 40)
+	/* Offline CPUs come back soon. */
+	if (s->m[cpu].state == M_OFFLINE && op <= OP_ADVANCE)
+		op = OP_HOTPLUG;
+	switch (op) {
+	case OP_ENTER:
 		sim_enter(s, cpu);
-	else if (op < 75)
+		break;
+	case OP_EXIT:
 		sim_exit(s, cpu);
-	else if (op < 93)
+		break;
+	case OP_ADVANCE:
 		sim_advance(s);
-	else if (op < 97)
+		break;
+	case OP_HOTPLUG:
 		sim_hotplug(s, cpu);
-	else if (op < 98)
+		break;
+	case OP_REPLACE:
 		sim_replace_device(s);
-	else if (op < 99)
+		break;
+	case OP_SWITCH:
 		sim_switch(s, cpu);
-	else if (s->o.toggle && !sim_rand(s, 20))
-		sim_toggle_window(s);
+		break;
+	case OP_CONTROL:
+		sim_control(s, cpu);
+		break;
+	case OP_SUSPEND:
+		sim_suspend(s);
+		break;
+	case OP_PERIODIC_TICK:
+		sim_periodic_tick(s);
+		break;
+	default:
+		if (s->o.toggle && !sim_rand(s, 10))
+			sim_toggle_window(s);
+		break;
+	}
 
 	/*
-	 * An armed device fires once its time has come, on an awake CPU,
-	 * though its interrupt may take a few steps to arrive: that is when
-	 * CPUs exit after their event and get forced.
+	 * An armed device fires once its time has come, on a CPU that can
+	 * take it, though its interrupt may take a few steps to arrive: that
+	 * is when CPUs exit after their event and get forced.
 	 */
-	if (s->f->bc.armed <= s->now && sim_rand(s, 3) == 0) {
+	if (s->f->armed_at <= s->now && sim_rand(s, 3) == 0) {
 		cpu = sim_irq_cpu(s);
 		if (cpu < s->f->nr)
 			sim_fire(s, cpu);
@@ -1299,41 +1609,51 @@ static void sim_step(struct sim *s)
 	s->steps++;
 }
 
-static void sim_run_opts(struct kunit *test, unsigned int nr, unsigned long steps, u64 seed,
-			 struct sim_opts o)
+static struct sim_counts sim_run_opts(struct kunit *test, unsigned int nr, unsigned long steps,
+				      u64 seed, struct sim_opts o)
 {
 	struct sim s = { .test = test, .o = o, .window = o.window };
 	unsigned int cpu;
 
-	s.f = fake_oneshot(test, nr, false);
+	s.f = o.periodic ? fake_new(test, nr, o.hrtimer) : fake_oneshot(test, nr, o.hrtimer);
+	s.f->armed_at = KTIME_MAX;
+	s.oneshot = !o.periodic;
 	s.m = kunit_kcalloc(test, nr, sizeof(*s.m), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, s.m);
 	KUNIT_ASSERT_EQ(test, tick_bc_set_window(&s.f->bc, o.window), 0);
 	prandom_seed_state(&s.rnd, seed);
 	/* Every tick in oneshot mode but one, which switches later. */
-	for (cpu = 0; cpu + 1 < nr; cpu++)
+	for (cpu = 0; cpu + 1 < nr && s.oneshot; cpu++)
 		sim_switch(&s, cpu);
 
 	while (s.steps < steps && !s.failed)
 		sim_step(&s);
-	kunit_info(test, "seed %llu window %lld: %lu steps, %lu CPUs woken (%lu early), %lu refused, %lu forced, end time %lld\n",
-		   seed, o.window, s.steps, s.wakes, s.early, s.refused, s.forced, s.now);
-	KUNIT_EXPECT_GT(test, s.wakes, steps / 100);
+	if (!o.quiet)
+		kunit_info(test, "seed %llu window %lld: %lu steps, %lu CPUs woken (%lu early), %lu refused forced, %lu forced, %lu refused owner, %lu pulls, %lu suspends, end time %lld\n",
+			   seed, o.window, s.steps, s.c.wakes, s.c.early, s.c.refused, s.c.forced,
+			   s.c.owner_refused, s.c.pulls, s.c.suspends, s.now);
+	KUNIT_EXPECT_GT(test, s.c.wakes, steps / 100);
 	if (!o.exact)
-		KUNIT_EXPECT_GT(test, s.forced, steps / 1000);
+		KUNIT_EXPECT_GT(test, s.c.forced, steps / 1000);
 	/* Few enough to be sure the run cannot pass without them. */
 	if (o.window)
-		KUNIT_EXPECT_GT(test, s.early, steps / 1000);
+		KUNIT_EXPECT_GT(test, s.c.early, steps / 1000);
+	return s.c;
 }
 
-static void sim_run(struct kunit *test, unsigned int nr, unsigned long steps, u64 seed)
+static struct sim_counts sim_run(struct kunit *test, unsigned int nr, unsigned long steps,
+				 u64 seed)
 {
-	sim_run_opts(test, nr, steps, seed, (struct sim_opts) { });
+	return sim_run_opts(test, nr, steps, seed, (struct sim_opts) { });
 }
 
+/* Every step, each often enough to be sure it ran. */
 static void random_model_8_cpus(struct kunit *test)
 {
-	sim_run(test, 8, 50000, 1);
+	struct sim_counts c = sim_run(test, 8, 50000, 1);
+
+	KUNIT_EXPECT_GT(test, c.suspends, 100);
+	KUNIT_EXPECT_GT(test, c.controls, 100);
 }
 
 static void random_model_64_cpus(struct kunit *test)
@@ -1356,6 +1676,44 @@ static void random_model_coalescing_64_cpus(struct kunit *test)
 static void random_model_coalescing_toggled(struct kunit *test)
 {
 	sim_run_opts(test, 16, 100000, 5, (struct sim_opts) { .window = 150, .toggle = true });
+}
+
+/*
+ * The hrtimer device alternating with a real one: its owner refused, its
+ * timer moved by the hotplug code or pulled by the control CPU.
+ */
+static void random_model_hrtimer_8_cpus(struct kunit *test)
+{
+	struct sim_counts c = sim_run_opts(test, 8, 50000, 6,
+					   (struct sim_opts) { .hrtimer = true });
+
+	KUNIT_EXPECT_GT(test, c.owner_refused, 100);
+	KUNIT_EXPECT_GT(test, c.migrated, 10);
+	KUNIT_EXPECT_GT(test, c.pulls, 10);
+}
+
+/* From periodic mode: ON/OFF/FORCE, periodic ticks, the hand-over. */
+static void random_model_from_periodic_mode(struct kunit *test)
+{
+	struct sim_counts sum = { };
+	u64 seed;
+
+	for (seed = 100; seed < 140; seed++) {
+		struct sim_counts c;
+
+		c = sim_run_opts(test, 8, 4000, seed, (struct sim_opts) {
+			.hrtimer = seed & 1, .window = seed & 2 ? 150 : 0, .periodic = true,
+			.quiet = true });
+		sum.handed += c.handed;
+		sum.periodic_ticks += c.periodic_ticks;
+		sum.controls += c.controls;
+		if (test->status == KUNIT_FAILURE)
+			break;
+	}
+	kunit_info(test, "%lu handed over, %lu periodic ticks, %lu controls\n",
+		   sum.handed, sum.periodic_ticks, sum.controls);
+	KUNIT_EXPECT_GT(test, sum.handed, 40);
+	KUNIT_EXPECT_GT(test, sum.periodic_ticks, 100);
 }
 
 static struct kunit_case tick_broadcast_core_cases[] = {
@@ -1407,6 +1765,8 @@ static struct kunit_case tick_broadcast_core_cases[] = {
 	KUNIT_CASE(random_model_coalescing_8_cpus),
 	KUNIT_CASE(random_model_coalescing_64_cpus),
 	KUNIT_CASE(random_model_coalescing_toggled),
+	KUNIT_CASE(random_model_hrtimer_8_cpus),
+	KUNIT_CASE(random_model_from_periodic_mode),
 	{}
 };
 

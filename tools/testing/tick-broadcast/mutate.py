@@ -46,6 +46,7 @@ import workspace  # noqa: E402
 from progress import Failed, die, elapsed, log, run_logged  # noqa: E402
 
 CORE = 'kernel/time/tick-broadcast-core.c'
+CORE_H = 'kernel/time/tick-broadcast-core.h'
 GLUE = 'kernel/time/tick-broadcast.c'
 OUT = workspace.RUNS / 'mutate'
 UML_BUILD = '.build-um'
@@ -125,6 +126,23 @@ MUTANTS = [
 	Mutant('new-device-keeps-armed', CORE, "a new device inherits the old one's arming",
 	       '\tWRITE_ONCE(bc->dev.evtdev, dev);\n\tbc->armed = KTIME_MAX;',
 	       '\tWRITE_ONCE(bc->dev.evtdev, dev);'),
+	Mutant('disarm-keeps-armed', CORE, 'a device shut down (suspend, last OFF) still counts as armed',
+	       'void tick_bc_disarmed(struct tick_bc *bc)\n{\n\tbc->armed = KTIME_MAX;\n}',
+	       'void tick_bc_disarmed(struct tick_bc *bc)\n{\n}'),
+	Mutant('busy-ignores-forced', CORE_H, 'the device may stop while only forced CPUs rely on it',
+	       '\treturn bc->nr_force || !bitmap_empty(bc->oneshot, bc->nr_cpus);',
+	       '\treturn !bitmap_empty(bc->oneshot, bc->nr_cpus);'),
+	Mutant('force-not-latched', CORE, 'FORCE does not make later OFFs no-ops',
+	       '\t\tbc->forced = true;\n\t\tfallthrough;', '\t\tfallthrough;'),
+	Mutant('first-on-missed', CORE, 'the first ON into an empty periodic mask is not reported',
+	       'ch.first = was_empty && (ch.joined || !bitmap_empty(bc->periodic, bc->nr_cpus));',
+	       'ch.first = was_empty && !ch.joined && !bitmap_empty(bc->periodic, bc->nr_cpus);'),
+	Mutant('periodic-tick-ipis-self', CORE, 'a periodic broadcast tick also IPIs its own CPU',
+	       '\tself = __test_and_clear_bit(this_cpu, wake);\n\treturn self && !tick_bc_hrtimer(bc);',
+	       '\tself = test_bit(this_cpu, wake);\n\treturn self && !tick_bc_hrtimer(bc);'),
+	Mutant('woken-exit-keeps-pending', CORE, 'a woken exit leaves its pending bit (I2)',
+	       '\tif (__test_and_clear_bit(cpu, bc->pending))\n\t\treturn TICK_BC_EXIT_WOKEN;',
+	       '\tif (test_bit(cpu, bc->pending))\n\t\treturn TICK_BC_EXIT_WOKEN;'),
 	# ---------------------------------------------------------- the glue
 	Mutant('periodic-irq-rearms', GLUE,
 	       'a periodic interrupt late for oneshot mode re-arms the device itself',
@@ -322,7 +340,7 @@ def report(rows):
 	lines = [f'{"mutant":28} {"file":6} {"caught by":8} cases', '-' * 100]
 	killed = errors = 0
 	for m, stage, cases, note, secs in rows:
-		where = 'core' if m.path == CORE else 'glue'
+		where = 'core' if m.path in (CORE, CORE_H) else 'glue'
 		if stage == 'error':
 			errors += 1
 			lines.append(f'{m.id:28} {where:6} {"ERROR":8} {note}')
@@ -374,7 +392,7 @@ def main():
 		text = (ours / m.path).read_text()
 		write_new(scratch / m.path, text.replace(m.old, m.new, 1).encode())
 		try:
-			stage, cases, note = run_stages(scratch, OUT / m.id, core=m.path == CORE)
+			stage, cases, note = run_stages(scratch, OUT / m.id, core=m.path in (CORE, CORE_H))
 		finally:
 			restore(scratch, ours, [m.path])
 		rows.append((m, stage, cases, note, time.time() - t0))
