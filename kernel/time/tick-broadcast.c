@@ -94,13 +94,15 @@ static DEFINE_PER_CPU(cpumask_var_t, tick_bc_wake);
  *
  * See the top of this file for who writes a decision to the device when.
  */
-static struct bc_req {
+struct bc_req {
 	seqcount_raw_spinlock_t	seq;
 	ktime_t			expires;
 	unsigned int		cpu;
 	raw_spinlock_t		lock ____cacheline_aligned_in_smp;
 	unsigned int		done;
-} bc_req = {
+};
+
+static struct bc_req bc_req = {
 	.seq	= SEQCNT_RAW_SPINLOCK_ZERO(bc_req.seq, &tick_broadcast_lock),
 	.lock	= __RAW_SPIN_LOCK_UNLOCKED(bc_req.lock),
 };

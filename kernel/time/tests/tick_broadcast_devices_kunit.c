@@ -82,10 +82,12 @@ static int takeover(struct bc_machine *m)
 
 	if (dtest_state_alloc())
 		return -ENOMEM;
-	guard(raw_spinlock_irq)(&tick_broadcast_lock);
+	raw_spin_lock_irq(&tick_broadcast_lock);
 	if (tick_bc_busy(&tick_bc) || tick_bc.forced ||
-	    !bitmap_empty(tick_bc.on, tick_bc.nr_cpus) || !tick_bc_periodic_empty(&tick_bc))
+	    !bitmap_empty(tick_bc.on, tick_bc.nr_cpus) || !tick_bc_periodic_empty(&tick_bc)) {
+		raw_spin_unlock_irq(&tick_broadcast_lock);
 		return -EBUSY;
+	}
 	dev = bc_dev();
 	if (dev) {
 		bc_shutdown(dev, false);
@@ -95,6 +97,7 @@ static int takeover(struct bc_machine *m)
 	m->state = tick_bc;
 	tick_bc_init(&tick_bc, &tick_bc_ops, nr_cpu_ids, cpumask_size() / sizeof(long),
 		     dtest_sleep, dtest_masks, cpumask_bits(cpu_online_mask));
+	raw_spin_unlock_irq(&tick_broadcast_lock);
 	return 0;
 }
 
@@ -107,7 +110,7 @@ static void giveback(struct bc_machine *m)
 {
 	struct clock_event_device *dev;
 
-	guard(raw_spinlock_irq)(&tick_broadcast_lock);
+	raw_spin_lock_irq(&tick_broadcast_lock);
 	dev = bc_dev();
 	if (dev) {
 		bc_dev_sync();
@@ -118,6 +121,7 @@ static void giveback(struct bc_machine *m)
 	dev = bc_dev();
 	if (dev)
 		dev->event_handler = m->handler;
+	raw_spin_unlock_irq(&tick_broadcast_lock);
 }
 
 /* ------------------------------------------------------------ fake devices */
@@ -305,9 +309,22 @@ struct player {
 
 /**
  * struct dtest - a case
+ * @test:	its KUnit test
+ * @machine:	the machine's broadcast, set aside while the case runs
+ * @taken:	the case holds the broadcast (takeover() succeeded)
+ * @p:		the players, one per CPU that the case drives
+ * @nr_players:	how many of @p are in use
  * @held:	hold() nesting: while positive, the case is in a step
  * @in_step:	the case is in a step, on a CPU that does not preempt it:
  *		every player must have its fake tick device in place
+ * @bc:		the fake broadcast devices the case registered
+ * @nr_bc:	how many of @bc are registered
+ * @self:	the CPU the case runs on, which plays no part
+ * @irq:	the interrupt descriptor of the fake devices, or -1
+ * @forced:	TICK_BROADCAST_FORCE was asked for: OFF is ignored
+ * @warned:	the kernel was tainted by a warning before the case
+ * @lost:	a player stopped answering
+ * @t0:		when the case took the broadcast, for the event log
  */
 struct dtest {
 	struct kunit		*test;
