@@ -12,7 +12,7 @@ sees it), built incrementally, and tested by the fast tests in order:
   1. a core mutant: the core suite (tick_broadcast_core) on UML, with
      kunit.py run in the scratch tree's .build-um;
   2. then, unless that caught it, and for every glue mutant: every KUnit
-     suite of ours (core, live, trace, glue) on x86_64 under QEMU with
+     suite of ours (core, live, trace, devices) on x86_64 under QEMU with
      4 CPUs (kunit.py exec on the scratch tree's .build-x86_64).
 
 A mutant is caught by the first stage with a failing case, or a run
@@ -126,6 +126,12 @@ MUTANTS = [
 	Mutant('new-device-keeps-armed', CORE, "a new device inherits the old one's arming",
 	       '\tWRITE_ONCE(bc->dev.evtdev, dev);\n\tbc->armed = KTIME_MAX;',
 	       '\tWRITE_ONCE(bc->dev.evtdev, dev);'),
+	Mutant('early-reentry-refused', CORE,
+	       'a CPU woken early that comes back for the same time is refused, with nothing armed',
+	       '\t__set_bit(cpu, bc->oneshot);\n\tsleep_queue(bc, cpu, wakeup);\n',
+	       '\tif (bc->window && !timerqueue_node_queued(&bc->sleep[cpu]) &&\n'
+	       '\t    bc->sleep[cpu].expires == wakeup)\n\t\treturn TICK_BC_ENTER_BUSY_FORCED;\n'
+	       '\t__set_bit(cpu, bc->oneshot);\n\tsleep_queue(bc, cpu, wakeup);\n'),
 	Mutant('disarm-keeps-armed', CORE, 'a device shut down (suspend, last OFF) still counts as armed',
 	       'void tick_bc_disarmed(struct tick_bc *bc)\n{\n\tbc->armed = KTIME_MAX;\n}',
 	       'void tick_bc_disarmed(struct tick_bc *bc)\n{\n}'),
