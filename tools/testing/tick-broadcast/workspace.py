@@ -429,8 +429,23 @@ def kunit(tree, variant='', filters=(), arch=ARCH, qemu_args=()):
 		   progress=_kunit_progress)
 	rows = kunit_rows(js.read_text() if js.exists() else '', tail(logfile, 10**8),
 			  f'kunit/{name}', res)
+	if tree == 'base':
+		rows = known_failures(rows, patchset.known_base_failures())
 	log(f'kunit {name}: results in {res}')
 	return rows
+
+
+def known_failures(rows, known):
+	"""The base's rows with the failures of the cases a fix names
+	(known: {case name: fix slug}) as skipped, naming the fix."""
+	out = []
+	for name, st, detail in rows:
+		case = next((c for c in re.split(r'[/.]', name) if c in known), None)
+		if st == 'fail' and case:
+			st, detail = 'skip', (f'known failure of the base, fixed by the series\' '
+					      f'{known[case]}: {detail}')
+		out.append((name, st, detail))
+	return out
 
 
 def kunit_rows(json_text, logtext, prefix, res='.'):

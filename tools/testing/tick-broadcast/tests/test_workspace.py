@@ -4,6 +4,7 @@
 import json
 import unittest
 
+import patchset
 import workspace
 from tests import fixtures
 
@@ -56,6 +57,21 @@ class Configs(unittest.TestCase):
 
 
 class KunitRows(unittest.TestCase):
+	def test_base_failures_a_fix_names_are_skipped(self):
+		known = {'devices_a': 'fix-a', 'devices_p': 'fix-p'}
+		rows = workspace.known_failures([
+			('kunit/base/tick_broadcast_devices.devices_a', 'fail', 'why'),
+			('kunit/base/tick_broadcast_devices.devices_b', 'fail', 'why'),
+			('kunit/base/devices_p.oneshot device', 'fail', 'why'),
+			('kunit/base/devices_p.periodic device', 'pass', ''),
+		], known)
+		self.assertEqual([r[1] for r in rows], ['skip', 'fail', 'skip', 'pass'])
+		self.assertIn('fix-a', rows[0][2])
+		# every case series.conf names is a case of the devices suite
+		src = (workspace.REPO / 'kernel/time/tests/tick_broadcast_devices_kunit.c').read_text()
+		for case in patchset.known_base_failures():
+			self.assertIn(f'{case}(', src)
+
 	def test_recorded_results(self):
 		js = (fixtures.FIXTURES / 'kunit-ours.json').read_text()
 		log = (fixtures.FIXTURES / 'kunit-ours.log').read_text()
