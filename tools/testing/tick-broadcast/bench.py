@@ -23,8 +23,8 @@ state, the HPET legacy channel is the broadcast device):
                whose arch timer is not "always-on": the broadcast runs on
                the hrtimer pseudo device and wakes CPUs by IPI).
 
-  psci         arm64 with the kernel's own driver, cpuidle-psci (kernel
-               variant psci, no test driver): device-tree states
+  psci         arm64 with the kernel's own driver, cpuidle-psci (the
+               test driver built but off): device-tree states
                cpu-retention and cpu-sleep ("local-timer-stop"; both a
                WFI in QEMU's PSCI), the governor choosing between them.
   acpi-c2      x86 with acpi_idle (kernel variant acpi): _CST C1 (HLT)
@@ -115,7 +115,7 @@ WORKLOADS = {
 	'arm64-irqoff': dict(flavour='irqoff', arat=True, arch='arm64',
 			     doc='arm64 hrtimer broadcast, irq-off wfi deep state, 4 vCPUs'),
 	# the kernel's own drivers (scenarios.PSCI, scenarios.ACPI)
-	'psci': dict(arat=True, arch='arm64', variant='psci', firmware='psci', prof=True,
+	'psci': dict(arat=True, arch='arm64', firmware='psci', prof=True,
 		     states=('cpu-retention', 'cpu-sleep'),
 		     doc='arm64 cpuidle-psci, DT states cpu-retention + cpu-sleep '
 			 '(local-timer-stop), hrtimer broadcast, 4 vCPUs'),

@@ -11,8 +11,8 @@ configurations (configbuilds.py) and htmldocs, and the short stress boot
 (stress.py: hotplug, hand-over, suspend, mixed, under the soak probe).
 Then the same on arm64
 (cross-built, KUnit and the arm64 scenarios under qemu-system-aarch64),
-the kernels with the kernel's own cpuidle drivers instead of the test
-driver (variants psci on arm64, acpi on x86_64, and their scenarios),
+among them those of the kernel's own cpuidle-psci, the x86 kernels with
+acpi_idle instead of the test driver (variant acpi and its scenario),
 and the debug kernels. One line per test, then "N passed, N failed".
 """
 
@@ -204,8 +204,8 @@ def cmd_check(args):
 			continue
 		emit(workspace.kunit(tree, arch='arm64', qemu_args=qemu.kunit_arm64_args()))
 		scenario_rows(arm64, tree)
-	# The kernel's own cpuidle drivers (cpuidle-psci, acpi_idle): their
-	# kernel variants, without the test driver.
+	# acpi_idle: a kernel variant without the test driver (cpuidle-psci
+	# is in the arm64 kernel, its scenarios ran above).
 	real = [] if args.quick else [(a, v) for a in workspace.ARCHES
 				      for v in scenarios.variants(a) if v]
 	for arch, v in real:

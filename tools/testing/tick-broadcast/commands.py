@@ -74,7 +74,7 @@ def cmd_kunit(args):
 def cmd_scenario(args):
 	names = [args.name] if args.name != 'all' else list(scenarios.SCENARIOS)
 	if not args.no_build:
-		# a scenario's own kernel variant (psci, acpi) unless one is asked for
+		# a scenario's own kernel variant (acpi) unless one is asked for
 		for arch, v in sorted({(scenarios.SCENARIOS[n]['arch'],
 					args.variant or scenarios.SCENARIOS[n].get('variant', ''))
 				       for n in names}):

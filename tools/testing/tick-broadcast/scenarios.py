@@ -2,8 +2,9 @@
 """QEMU scenarios of the tick broadcast testbed, and what they assert.
 
 Every scenario boots one kernel (ours or base) with the test cpuidle
-driver, or for psci* and acpi-c2 with the kernel's own driver (kernel
-variants psci and acpi, the firmware tables of firmware.py), and runs a
+driver, or for psci* and acpi-c2 with the kernel's own driver (the
+arm64 kernel and the x86 variant acpi, the firmware tables of
+firmware.py), and runs a
 plan in the guest (guest/init): a control lateness run with the deep
 state disabled (local timers only; the real drivers keep their shallow
 state), then the same run with the deep state enabled, with snapshots of
@@ -164,7 +165,7 @@ def keep_shallow(plan):
 # psci_idle: WFI, cpu-retention (shallow), cpu-sleep (local-timer-stop);
 # acpi_idle: POLL, C1 (HLT), C2 (timer stop without ARAT; an I/O port
 # read QEMU answers at once, so the CPU leaves C2 as soon as it entered).
-PSCI = dict(arch='arm64', variant='psci', firmware='psci', driver='psci_idle',
+PSCI = dict(arch='arm64', firmware='psci', driver='psci_idle',
 	    deep_state='cpu-sleep', shallow_state='cpu-retention', bcdev='bc_hrtimer',
 	    broadcast=True, owner=True)
 PSCI_PLAN = keep_shallow(ARM64_PLAN)

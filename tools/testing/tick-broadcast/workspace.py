@@ -307,7 +307,7 @@ def kunit_args(tree, variant='', arch=ARCH):
 	"""(source dir, kunit.py arguments common to config, build and run).
 
 	A variant's fragment goes last as --kconfig_add lines, which override
-	the earlier fragments (the acpi and psci variants turn the test
+	the earlier fragments (the acpi variant turns the test
 	driver off); kunit.py refuses two --kunitconfig fragments that set
 	one symbol differently. Its check that the resulting .config has
 	every entry accepts an "is not set" one that is absent or unset.

@@ -24,16 +24,15 @@ class Configs(unittest.TestCase):
 
 	def test_variant_overrides_the_fragments_before_it(self):
 		# kunit.py refuses two --kunitconfig fragments that disagree on a
-		# symbol: psci.config turns off the test driver arm64.config turns on
-		_, args = workspace.kunit_args('base', 'psci', 'arm64')
+		# symbol: acpi.config turns off the test driver x86_64.config turns on
+		_, args = workspace.kunit_args('base', 'acpi')
 		kunitconfigs = [args[i + 1] for i, a in enumerate(args) if a == '--kunitconfig']
 		added = [args[i + 1] for i, a in enumerate(args) if a == '--kconfig_add']
 		self.assertEqual(kunitconfigs, [str(workspace.CONFIGS / 'base.kunitconfig'),
-						str(workspace.CONFIGS / 'arm64.config')])
+						str(workspace.CONFIGS / 'x86_64.config')])
 		self.assertIn('# CONFIG_CPU_IDLE_TIMERSTOP is not set', added)
-		self.assertIn('CONFIG_ARM_PSCI_CPUIDLE=y', added)
 		self.assertIn('CONFIG_CPU_IDLE_TIMERSTOP=y',
-			      (workspace.CONFIGS / 'arm64.config').read_text())
+			      (workspace.CONFIGS / 'x86_64.config').read_text())
 		_, args = workspace.kunit_args('ours', 'acpi')
 		self.assertIn('CONFIG_ACPI_PROCESSOR=y', args)
 		self.assertIn('--build_dir', args)
@@ -41,6 +40,16 @@ class Configs(unittest.TestCase):
 		# no variant: fragments only
 		_, args = workspace.kunit_args('ours')
 		self.assertNotIn('--kconfig_add', args)
+
+	def test_one_arm64_kernel_boots_both_drivers(self):
+		# cpuidle-psci registers only with device-tree idle states, the
+		# test driver only when enabled: no arm64 variant, no extra build
+		import scenarios
+		arm64 = (workspace.CONFIGS / 'arm64.config').read_text()
+		self.assertIn('CONFIG_ARM_PSCI_CPUIDLE=y', arm64)
+		self.assertIn('CONFIG_CPU_IDLE_TIMERSTOP=y', arm64)
+		self.assertEqual(scenarios.variants('arm64'), [''])
+		self.assertIn('psci-hotplug', scenarios.names('arm64', ''))
 
 	def test_configs_name_existing_symbols_only(self):
 		# The bench suite's symbol is ..._BENCH_KUNIT_TEST now.
