@@ -2,7 +2,11 @@
 """workspace: kunit.py configs per tree, KUnit result parsing."""
 
 import json
+import os
+import tempfile
 import unittest
+from pathlib import Path
+from unittest import mock
 
 import patchset
 import workspace
@@ -113,3 +117,46 @@ class KunitRows(unittest.TestCase):
 	def test_no_results_is_a_failure(self):
 		rows = workspace.kunit_rows('', 'kernel panic', 'kunit/ours', '/x')
 		self.assertEqual(rows[0][:2], ('kunit/ours/run', 'fail'))
+
+
+class SeededBuilds(unittest.TestCase):
+	def setUp(self):
+		self.tmp = tempfile.TemporaryDirectory()
+		self.root = Path(self.tmp.name)
+		patches = [mock.patch.object(workspace, 'tree_dir', lambda t: self.root / t),
+			   mock.patch.object(workspace, 'unpack_pristine', lambda: self.root),
+			   mock.patch.object(workspace, 'desired_files',
+					     lambda t, p: {'kernel/time/tick-broadcast.c': b''}),
+			   mock.patch.object(workspace, 'log', lambda *a: None)]
+		for p in patches:
+			p.start()
+			self.addCleanup(p.stop)
+		self.addCleanup(self.tmp.cleanup)
+
+	def test_base_starts_from_ours_with_the_series_files_touched(self):
+		ours = self.root / 'ours' / '.build-x86_64'
+		(ours / 'arch/x86/boot').mkdir(parents=True)
+		(ours / 'arch/x86/boot/bzImage').write_text('ours')
+		src = self.root / 'base' / 'kernel/time/tick-broadcast.c'
+		src.parent.mkdir(parents=True)
+		src.write_text('base')
+		os.utime(src, (1, 1))
+		workspace.seed_build_dir('base')
+		self.assertTrue((self.root / 'base/.build-x86_64/arch/x86/boot/bzImage').exists())
+		# newer than every object copied, so kbuild recompiles it
+		self.assertGreater(src.stat().st_mtime, 1000)
+
+	def test_nothing_to_start_from(self):
+		workspace.seed_build_dir('base')
+		self.assertFalse((self.root / 'base/.build-x86_64').exists())
+
+	def test_image_of_the_wrong_tree_fails(self):
+		for tree, text in (('ours', 'ffff T tick_bc_exit\n'),
+				   ('base', 'ffff T tick_bc_init\n')):
+			smap = self.root / tree / '.build-x86_64' / 'System.map'
+			smap.parent.mkdir(parents=True)
+			smap.write_text(text)
+			with self.assertRaises(workspace.Failed):
+				workspace.check_image_tree(tree)
+			smap.write_text('ffff T tick_bc_init\n' if tree == 'ours' else text[:-5] + 'xit\n')
+			workspace.check_image_tree(tree)
