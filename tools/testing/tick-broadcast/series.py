@@ -238,13 +238,19 @@ def apply(tree, outdir, pristine):
 
 # ---------------------------------------------------------------- verify
 
-def am_worktree(repo, workdir):
-	"""A worktree of the base repository, reset to tb-base."""
-	wt = workdir / 'series-am'
+def base_worktree(repo, workdir, name):
+	"""workdir/name, a worktree of the base repository (made at tb-base)."""
+	wt = workdir / name
 	if not (wt / '.git').exists():
 		shutil.rmtree(wt, ignore_errors=True)
 		git(repo, 'worktree', 'prune')
 		git(repo, 'worktree', 'add', '-q', '--detach', str(wt), BASE_TAG)
+	return wt
+
+
+def am_worktree(repo, workdir):
+	"""A worktree of the base repository, reset to tb-base."""
+	wt = base_worktree(repo, workdir, 'series-am')
 	git(wt, 'am', '--abort', check=False)
 	git(wt, 'checkout', '-q', '-f', '--detach', BASE_TAG)
 	# Untracked files left by an earlier run (build directories are

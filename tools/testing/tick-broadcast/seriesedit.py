@@ -19,7 +19,7 @@ import re
 import subprocess
 
 import patchset
-from series import BASE_TAG, Failed, base_repo, commit_patches, git
+from series import BASE_TAG, Failed, base_repo, base_worktree, commit_patches, git
 
 EDIT_BRANCH = 'tb-edit'
 TRAILER = 'Tb-Patch'
@@ -27,12 +27,7 @@ TRAILER = 'Tb-Patch'
 
 def worktree(workdir, pristine):
 	"""The editing worktree of the base repository."""
-	repo = base_repo(workdir, pristine, '')
-	wt = workdir / 'series-edit'
-	if not (wt / '.git').exists():
-		git(repo, 'worktree', 'prune')
-		git(repo, 'worktree', 'add', '-q', '--detach', str(wt), BASE_TAG)
-	return wt
+	return base_worktree(base_repo(workdir, pristine, ''), workdir, 'series-edit')
 
 
 def saved_mark(wt):

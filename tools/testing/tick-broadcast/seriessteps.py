@@ -21,7 +21,7 @@ import time
 
 import patchset
 import workspace as ws
-from series import BASE_TAG, BRANCH, Failed, base_repo, commit_series, git
+from series import BASE_TAG, BRANCH, Failed, base_repo, base_worktree, commit_series, git
 from progress import log, run_logged
 
 KUNITCONFIG = 'kernel/time/tests/.kunitconfig'
@@ -29,12 +29,7 @@ BUILD_DIR = '.build-steps-x86_64'
 
 
 def steps_worktree(workdir, pristine):
-	repo = base_repo(workdir, pristine, '')
-	wt = workdir / 'series-steps'
-	if not (wt / '.git').exists():
-		git(repo, 'worktree', 'prune')
-		git(repo, 'worktree', 'add', '-q', '--detach', str(wt), BASE_TAG)
-	return wt
+	return base_worktree(base_repo(workdir, pristine, ''), workdir, 'series-steps')
 
 
 def kunit_args(wt):
