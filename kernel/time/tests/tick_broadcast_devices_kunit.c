@@ -57,7 +57,9 @@ struct bc_machine {
 /*
  * The state a case runs on: allocated at the first case and kept, since
  * tick_check_broadcast_expired() may still read the force mask of a state
- * just handed back.
+ * just handed back. It reads the mask's pointer without the lock too: a
+ * state is built aside and copied in whole, never initialised in place,
+ * where the pointer may read NULL halfway through.
  */
 static struct timerqueue_node *dtest_sleep;
 static unsigned long *dtest_masks;
@@ -79,6 +81,7 @@ static int dtest_state_alloc(void)
 static int takeover(struct bc_machine *m)
 {
 	struct clock_event_device *dev;
+	struct tick_bc fresh;
 
 	if (dtest_state_alloc())
 		return -ENOMEM;
@@ -95,8 +98,9 @@ static int takeover(struct bc_machine *m)
 		dev->event_handler = clockevents_handle_noop;
 	}
 	m->state = tick_bc;
-	tick_bc_init(&tick_bc, &tick_bc_ops, nr_cpu_ids, cpumask_size() / sizeof(long),
+	tick_bc_init(&fresh, &tick_bc_ops, nr_cpu_ids, cpumask_size() / sizeof(long),
 		     dtest_sleep, dtest_masks, cpumask_bits(cpu_online_mask));
+	tick_bc = fresh;
 	raw_spin_unlock_irq(&tick_broadcast_lock);
 	return 0;
 }
@@ -1063,8 +1067,12 @@ static void devices_periodic_irq_across_the_switch_keeps_handed_over_cpus_armed(
  * the handed-over CPUs sleep until that period, and the device must be
  * armed for them, not for the period after. The device emulating periodic
  * ticks on oneshot mode is due at the next period, fires early as if it
- * were there already, and the switch follows, within one jiffy; when a
- * jiffy passes meanwhile, the case tries again.
+ * were there already, and the switch follows. With either device the
+ * switch hands the CPUs over to the period it reads then. The players
+ * are held with interrupts off and so is this CPU from the period's read
+ * to the end of the switch, so that no tick can move the period on
+ * meanwhile; where more CPUs are online than the players, one of them
+ * can, and the case tries again.
  */
 static void devices_switch_right_after_a_periodic_tick_arms_for_handed_over_cpus(struct kunit *test)
 {
@@ -1073,6 +1081,7 @@ static void devices_switch_right_after_a_periodic_tick_arms_for_handed_over_cpus
 	unsigned int i, attempt;
 	struct fake_dev *bc;
 	ktime_t next;
+	bool moved;
 
 	for (attempt = 0; ; attempt++) {
 		bc = dt_register_bc(t, *features);
@@ -1081,16 +1090,17 @@ static void devices_switch_right_after_a_periodic_tick_arms_for_handed_over_cpus
 			play_control(t, &t->p[i], TICK_BROADCAST_ON);
 		hold(t);
 		wait_for_jiffy();
+		local_irq_disable();
 		next = READ_ONCE(tick_next_period);
 		if (!*features)
 			bc->ced.next_event = next;
 		fired(bc);
-		local_irq_disable();
 		bc->ced.event_handler(&bc->ced);
-		local_irq_enable();
 		play_switch_unchecked(t);
+		moved = READ_ONCE(tick_next_period) != next;
+		local_irq_enable();
 		release(t);
-		if (*features || READ_ONCE(tick_next_period) == next)
+		if (!moved)
 			break;
 		if (attempt == 10)
 			kunit_skip(test, "a jiffy passed between tick and switch every time");
