@@ -59,8 +59,12 @@ KUNIT_TIMEOUT = 900
 # HPET in the middle of a case and switch clocksources by stop_machine(),
 # which stalls the devices suite's lock-step cases until their 15 s
 # timeouts (seen twice in one make check, on ours and on the base). The
-# KUnit boots never use the TSC.
-KUNIT_KERNEL_ARGS = {'x86_64': ['--kernel_args', 'tsc=unstable']}
+# KUnit boots never use the TSC. A panic reboots at once (QEMU runs with
+# -no-reboot, so it exits) instead of leaving the run to KUNIT_TIMEOUT.
+KUNIT_KERNEL_ARGS = {
+	'x86_64': ['--kernel_args', 'tsc=unstable', '--kernel_args', 'panic=1'],
+	'arm64': ['--kernel_args', 'panic=1'],
+}
 
 # command or file -> Debian package providing it
 DEPENDS = {
