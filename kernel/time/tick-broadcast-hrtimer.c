@@ -19,7 +19,7 @@
 #include <linux/init.h>
 #include "tick-internal.h"
 
-static struct hrtimer bctimer;
+static struct hrtimer bc_timer;
 
 /*
  * Only try: the callback may be spinning on tick_broadcast_lock, which
@@ -27,7 +27,7 @@ static struct hrtimer bctimer;
  */
 static int bc_hrtimer_shutdown(struct clock_event_device *dev)
 {
-	hrtimer_try_to_cancel(&bctimer);
+	hrtimer_try_to_cancel(&bc_timer);
 	return 0;
 }
 
@@ -37,11 +37,11 @@ static int bc_hrtimer_shutdown(struct clock_event_device *dev)
  */
 static int bc_hrtimer_set_next(ktime_t expires, struct clock_event_device *dev)
 {
-	hrtimer_start(&bctimer, expires, HRTIMER_MODE_ABS_PINNED_HARD);
+	hrtimer_start(&bc_timer, expires, HRTIMER_MODE_ABS_PINNED_HARD);
 	return 0;
 }
 
-static struct clock_event_device ce_broadcast_hrtimer = {
+static struct clock_event_device bc_hrtimer = {
 	.name			= "bc_hrtimer",
 	.features		= CLOCK_EVT_FEAT_HRTIMER | CLOCK_EVT_FEAT_KTIME |
 				  CLOCK_EVT_FEAT_ONESHOT,
@@ -63,15 +63,15 @@ static struct clock_event_device ce_broadcast_hrtimer = {
  */
 int tick_broadcast_hrtimer_owner(const struct clock_event_device *dev)
 {
-	if (dev != &ce_broadcast_hrtimer)
+	if (dev != &bc_hrtimer)
 		return READ_ONCE(dev->bound_on);
-	return READ_ONCE(bctimer.base)->cpu_base->cpu;
+	return READ_ONCE(bc_timer.base)->cpu_base->cpu;
 }
 
 /* /proc/timer_list shows the timer in its owner's queue by this name. */
 static enum hrtimer_restart bc_handler(struct hrtimer *timer)
 {
-	ce_broadcast_hrtimer.event_handler(&ce_broadcast_hrtimer);
+	bc_hrtimer.event_handler(&bc_hrtimer);
 	return HRTIMER_NORESTART;
 }
 
@@ -82,10 +82,10 @@ static enum hrtimer_restart bc_handler(struct hrtimer *timer)
  */
 void tick_setup_hrtimer_broadcast(void)
 {
-	struct clock_event_device *dev = &ce_broadcast_hrtimer;
+	struct clock_event_device *dev = &bc_hrtimer;
 
-	hrtimer_init(&bctimer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
-	bctimer.function = bc_handler;
+	hrtimer_init(&bc_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
+	bc_timer.function = bc_handler;
 
 	/*
 	 * Any CPU may own it. It is programmed in ktime directly: its limits
