@@ -199,11 +199,15 @@ def deep_residency_pct(a, b):
 	return 100 * deep / 1e6 / secs / ncpu
 
 
+# Our kernel's per-CPU counters (the base has no such file).
+STATS = '/sys/kernel/debug/tick_broadcast/stats'
+
+
 def stats_delta(a, b):
 	"""Sum over CPUs of the debugfs tick_broadcast/stats counters, b - a."""
 	def tot(snap):
 		t = {}
-		for line in snap['files'].get('/sys/kernel/debug/tick_broadcast/stats', []):
+		for line in snap['files'].get(STATS, []):
 			for kv in line.split()[1:]:
 				if '=' not in kv:
 					continue
@@ -217,7 +221,8 @@ def stats_delta(a, b):
 
 def metrics(res):
 	"""The figures the verdicts use, from parse(): deep, irq0, loc, bcdev,
-	driver (broadcast run: snapshots mid..end) and control/bc lateness."""
+	driver, stats (our kernel's counters; broadcast run: snapshots
+	mid..end) and control/bc lateness."""
 	s = res['snaps']
 	m = {}
 	if 'mid' in s and 'end' in s:
@@ -229,6 +234,8 @@ def metrics(res):
 		m['bcipi'] = ib.get(BC_IPI, 0) - ia.get(BC_IPI, 0)
 		m['bcdev'] = s['end']['bcdev']
 		m['driver'] = s['end']['driver']
+		if STATS in s['end']['files']:
+			m['stats'] = stats_delta(s['mid'], s['end'])
 	for run in res['lat']:
 		if 'all' in res['lat'][run]:
 			m[run] = res['lat'][run]['all']

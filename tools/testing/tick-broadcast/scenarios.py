@@ -271,6 +271,19 @@ def _scenarios():
 				f'cpuidle_timerstop.flavour={flavour}']
 			out[f'{name}-{flavour}'] = s
 	out.update(real)
+	# Low-resolution NOHZ: the tick handler runs update_process_times()
+	# whenever it is called, so a CPU woken early would handle a tick
+	# twice. Coalescing must leave such CPUs alone (early_ok). Their
+	# ticks all fall on jiffy edges, which coalescing cannot bring
+	# closer; skew_tick=1 spreads them by 500 us per CPU (HZ=250, 4
+	# CPUs), inside the 2 ms window.
+	out['lowres-coalesce-halt'] = dict(
+		bcdev='hpet', broadcast=True, arch='x86_64', flavour='halt', plan=PLAN,
+		no_early=True,
+		cmdline=['highres=off', 'skew_tick=1', 'tick_broadcast_coalesce_us=2000',
+			 'cpuidle_timerstop.enable=1', 'cpuidle_timerstop.flavour=halt'],
+		doc='low-resolution NOHZ with a 2 ms coalescing window: no CPU '
+		    'is woken early, since its tick would run twice')
 	return out
 
 
@@ -339,6 +352,11 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 		       f'cpuidle driver "{m["driver"]}", want "{want}"'))
 	checks += _deep_checks(sc, m, res)
 	checks.append(_interrupt_check(sc, m))
+	if sc.get('no_early') and 'stats' in m:
+		n = m['stats'].get('coalesced', 0)
+		checks.append(('no-early', n == 0,
+			       f'{n} CPUs woken early by coalescing, want none '
+			       f'({m["stats"].get("woken", 0)} woken by the broadcast)'))
 	if 'hotplug' in sc:
 		n = int(res.get('hotplug', {}).get('offlined', 0))
 		checks.append(('hotplug', n >= sc['hotplug'],
