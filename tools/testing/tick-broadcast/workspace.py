@@ -522,12 +522,16 @@ def kunit_rows(json_text, logtext, prefix, res='.'):
 	doc = json.loads(json_text)
 	out = []
 
+	def messages(name):
+		return re.findall(rf'# {re.escape(name)}: (?:EXPECTATION|ASSERTION) '
+				  r'FAILED.*\n.*\n.*', logtext)
+
 	def walk(node, path):
 		for case in node.get('test_cases', []):
 			st = case['status'].lower()
 			st = {'pass': 'pass', 'skip': 'skip'}.get(st, 'fail')
-			why = re.findall(rf'# {re.escape(case["name"])}: (?:EXPECTATION|ASSERTION) '
-					 r'FAILED.*\n.*\n.*', logtext)
+			# a parameter's failure is reported under its case's name
+			why = messages(case['name']) or (messages(node['name']) if st == 'fail' else [])
 			out.append((f'{path}.{case["name"]}', st,
 				    '\n'.join(why)[-2000:] or f'see {res}/output.log'))
 		for sub in node.get('sub_groups', []):

@@ -114,6 +114,24 @@ class KunitRows(unittest.TestCase):
 			('kunit/base/tick_broadcast_live.nodev', 'skip')])
 		self.assertIn('EXPECTATION FAILED', rows[0][2])
 
+	def test_failed_parameter_gets_its_case_message(self):
+		doc = {'name': 'KUnit Test Group', 'test_cases': [], 'sub_groups': [
+			{'name': 'devices_switch', 'test_cases': [
+				{'name': 'oneshot device', 'status': 'PASS'},
+				{'name': 'periodic device', 'status': 'FAIL'}], 'sub_groups': []}]}
+		log = ('[13:00:00] === devices_switch ===\n'
+		       '[13:00:00] [PASSED] oneshot device\n'
+		       '[13:00:00]     # devices_switch: EXPECTATION FAILED at x.c:12\n'
+		       '[13:00:00]     Expected a == b, but\n'
+		       '[13:00:00]         a == 1\n'
+		       '[13:00:00] [FAILED] periodic device\n')
+		rows = workspace.kunit_rows(json.dumps(doc), log, 'kunit/ours')
+		self.assertEqual([r[:2] for r in rows], [
+			('kunit/ours/devices_switch.oneshot device', 'pass'),
+			('kunit/ours/devices_switch.periodic device', 'fail')])
+		self.assertIn('EXPECTATION FAILED at x.c:12', rows[1][2])
+		self.assertNotIn('FAILED', rows[0][2])
+
 	def test_no_results_is_a_failure(self):
 		rows = workspace.kunit_rows('', 'kernel panic', 'kunit/ours', '/x')
 		self.assertEqual(rows[0][:2], ('kunit/ours/run', 'fail'))
