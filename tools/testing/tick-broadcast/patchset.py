@@ -138,6 +138,46 @@ def patches_for(tree, patches=None):
 	return [p for p in (load() if patches is None else patches) if tree in p.trees]
 
 
+# The cover letters: cover.msg for the whole series, cover-fixes.msg for
+# the fixes alone. The line COVER_LIST in either becomes cover_list().
+COVERS = ('cover', 'cover-fixes')
+COVER_LIST = '@@PATCHES@@'
+COVER_GROUPS = (
+	('fix', 'Fixes of the current code, each standalone, with the case of the\n'
+		'devices suite that fails without it:'),
+	('base', 'Test tooling, which runs on the code before and after the rewrite:'),
+	('rest', 'The rewrite:'),
+)
+
+
+def cover_list(patches):
+	"""The cover letter's list of patches, numbered as git format-patch
+	numbers them, in groups: the fixes, the tests that run on the
+	current code, the rest."""
+	def group(p):
+		return 'fix' if p.fix else 'base' if 'base' in p.trees else 'rest'
+	out = []
+	for key, title in COVER_GROUPS:
+		members = [(n, p) for n, p in enumerate(patches, 1) if group(p) == key]
+		if not members:
+			continue
+		out.append(title)
+		for n, p in members:
+			out.append(f'  {n:2} {p.message()[0]}')
+			out += [f'       case {c}' for c in p.cases]
+		out.append('')
+	return '\n'.join(out).rstrip('\n')
+
+
+def cover_message(patches):
+	"""(subject, body) of the cover letter of patches, its list filled in."""
+	name = 'cover-fixes' if patches and all(p.fix for p in patches) else 'cover'
+	subject, body = Patch(0, name, ('ours',)).message()
+	if COVER_LIST not in body:
+		raise SeriesError(f'{name}.msg: no {COVER_LIST} line for the list of patches')
+	return subject, body.replace(COVER_LIST, cover_list(patches))
+
+
 def apply_diff(text, state, pristine, name='patch'):
 	"""Apply a git diff over state ({tree path: bytes or None}, falling
 	back to pristine), with git apply: exact context, offsets allowed."""

@@ -163,8 +163,8 @@ def maintainers(repo, files):
 	return r.stdout.strip()
 
 
-def fill_cover(cover, repo, patch_files, version, debver):
-	subject, body = patchset.Patch(0, 'cover', ('ours',)).message()
+def fill_cover(cover, repo, patch_files, version, debver, patches):
+	subject, body = patchset.cover_message(patches)
 	text = cover.read_text()
 	text = text.replace('*** SUBJECT HERE ***', subject)
 	extra = (f'\nBase: Linux {version} as packaged by Debian (linux-source-6.12\n'
@@ -189,7 +189,8 @@ def export(workdir, pristine, outdir, version, debver, patches=None):
 	cover = [f for f in files if f.name.startswith('0000-')]
 	if not cover:
 		raise Failed(f'git format-patch wrote no cover letter: {out}')
-	fill_cover(cover[0], repo, [f for f in files if f not in cover], version, debver)
+	fill_cover(cover[0], repo, [f for f in files if f not in cover], version, debver,
+		   patchset.patches_for('ours') if patches is None else patches)
 	(outdir / MANIFEST.name).write_text(manifest_text(pristine, patches))
 	return files
 

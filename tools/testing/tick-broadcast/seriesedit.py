@@ -78,7 +78,7 @@ def write_series(patches, bodies, diffs):
 	"""series.conf, the diffs and the changelogs; stale files removed."""
 	header = patchset.conf_header()
 	for f in list(patchset.PATCH_DIR.glob('*.diff')) + list(patchset.SERIES_DIR.glob('*.msg')):
-		if f.stem not in {p.slug for p in patches} and f.name != 'cover.msg':
+		if f.stem not in {p.slug for p in patches} and f.stem not in patchset.COVERS:
 			f.unlink()
 	for p, body, diff in zip(patches, bodies, diffs):
 		p.msg.write_text(body)

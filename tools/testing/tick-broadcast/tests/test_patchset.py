@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """patchset: the series as a stack of diffs; seriesedit's pure parts."""
 
+import re
 import tempfile
 import unittest
 from pathlib import Path
@@ -114,3 +115,30 @@ class EditTrailer(unittest.TestCase):
 		self.assertEqual(line, 'Tb-Patch: fix-it ours fix\n')
 		q = patchset.parse_conf('patch ' + line.split(': ', 1)[1])[0]
 		self.assertEqual((q.slug, q.trees, q.fix), ('fix-it', ('ours',), True))
+
+
+class Cover(unittest.TestCase):
+	def check_list(self, patches):
+		subject, body = patchset.cover_message(patches)
+		self.assertNotIn(patchset.COVER_LIST, body)
+		numbered = re.findall(r'^ +(\d+) (\S.*)$', body, re.M)
+		# every patch, in order, numbered as git format-patch numbers them
+		self.assertEqual(numbered, [(str(n), p.message()[0])
+					    for n, p in enumerate(patches, 1)])
+		for p in patches:
+			for c in p.cases:
+				self.assertIn(f'case {c}\n', body)
+		return subject, body
+
+	def test_the_series_cover_lists_every_patch(self):
+		patches = patchset.patches_for('ours')
+		subject, body = self.check_list(patches)
+		fixes = body.split('Test tooling')[0]
+		self.assertEqual(len(re.findall(r'^ +\d+ ', fixes, re.M)),
+				 sum(p.fix for p in patches))
+
+	def test_the_fixes_cover_lists_only_fixes(self):
+		patches = [p for p in patchset.patches_for('ours') if p.fix]
+		subject, body = self.check_list(patches)
+		self.assertNotIn('The rewrite:', body)
+		self.assertNotEqual(subject, patchset.cover_message(patchset.patches_for('ours'))[0])
