@@ -31,11 +31,16 @@
  *	handler may reprogram the local timer; leaving the state then must
  *	not undo that (see timerstop_timer_resume()).
  *
- * The driver is inert unless enabled on the command line or at module
- * load, e.g. "cpuidle_timerstop.enable=1 cpuidle_timerstop.flavour=halt".
- * Another cpuidle driver (acpi_idle, intel_idle, psci_idle) registered
- * first makes registration fail with -EBUSY; build the test kernel
- * without them.
+ * The driver is inert unless enabled on the command line, e.g.
+ * "cpuidle_timerstop.enable=1 cpuidle_timerstop.flavour=halt". Another
+ * cpuidle driver (acpi_idle, intel_idle, psci_idle) registered first
+ * makes registration fail with -EBUSY; build the test kernel without
+ * them.
+ *
+ * It is built in only: it reaches the timer through what the kernel does
+ * not export to modules, the static calls behind apic_read() and
+ * apic_write() on x86 and, on arm64, the boot CPU mode that tells which
+ * architected timer the kernel ticks on (is_hyp_mode_available()).
  */
 
 #define pr_fmt(fmt) "cpuidle-timerstop: " fmt
@@ -45,7 +50,7 @@
 #include <linux/cpufeature.h>
 #include <linux/cpuidle.h>
 #include <linux/init.h>
-#include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/sched/idle.h>
 #include <linux/string.h>
@@ -292,7 +297,6 @@ static int timerstop_enter_s2idle(struct cpuidle_device *dev,
 
 static struct cpuidle_driver timerstop_driver = {
 	.name = "timerstop",
-	.owner = THIS_MODULE,
 	.states = {
 		{
 			.enter			= timerstop_enter_shallow,
@@ -401,13 +405,4 @@ static int __init timerstop_init(void)
 		residency_us, latency_us);
 	return 0;
 }
-
-static void __exit timerstop_exit(void)
-{
-	timerstop_cleanup();
-}
-
-module_init(timerstop_init);
-module_exit(timerstop_exit);
-MODULE_DESCRIPTION("Test cpuidle driver with a deep state that stops the local timer");
-MODULE_LICENSE("GPL");
+device_initcall(timerstop_init);

@@ -31,8 +31,6 @@ VARIANTS = {
 		       ['kernel/time/', 'drivers/cpuidle/']),
 	'no-tracing': ('x86_64', 'tested', {'FTRACE': 'n', 'KPROBES': 'n'},
 		       {'TRACING': 'n', 'TRACEPOINTS': 'n'}, ['kernel/time/', 'drivers/cpuidle/']),
-	'module': ('x86_64', 'tested', {'MODULES': 'y', 'CPU_IDLE_TIMERSTOP': 'm'},
-		   {'CPU_IDLE_TIMERSTOP': 'm'}, ['drivers/cpuidle/']),
 	'arm64': ('arm64', 'defconfig', {}, {'GENERIC_CLOCKEVENTS_BROADCAST': 'y',
 					     'TICK_BROADCAST_CORE': 'y'}, ['kernel/time/']),
 	# Suspend, hibernation and kexec select HOTPLUG_CPU on arm64.
