@@ -57,9 +57,10 @@ struct bc_machine {
 /*
  * The state a case runs on: allocated at the first case and kept, since
  * tick_check_broadcast_expired() may still read the force mask of a state
- * just handed back. It reads the mask's pointer without the lock too: a
- * state is built aside and copied in whole, never initialised in place,
- * where the pointer may read NULL halfway through.
+ * just handed back. It reads the mask's pointer without the lock too, so
+ * a state is built aside and copied in, never initialised in place:
+ * tick_bc_init() may clear the whole instance before it sets the
+ * pointers.
  */
 static struct timerqueue_node *dtest_sleep;
 static unsigned long *dtest_masks;
@@ -1071,8 +1072,8 @@ static void devices_periodic_irq_across_the_switch_keeps_handed_over_cpus_armed(
  * switch hands the CPUs over to the period it reads then. The players
  * are held with interrupts off and so is this CPU from the period's read
  * to the end of the switch, so that no tick can move the period on
- * meanwhile; where more CPUs are online than the players, one of them
- * can, and the case tries again.
+ * meanwhile; where more CPUs are online than the players, another CPU's
+ * tick can, and the case tries again.
  */
 static void devices_switch_right_after_a_periodic_tick_arms_for_handed_over_cpus(struct kunit *test)
 {
