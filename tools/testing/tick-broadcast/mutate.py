@@ -43,6 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import workspace  # noqa: E402
+from kunitcmd import UML_ARGS, boot_args, kunit_py  # noqa: E402
 from progress import Failed, die, elapsed, log, run_logged  # noqa: E402
 
 CORE = 'kernel/time/tick-broadcast-core.c'
@@ -254,30 +255,25 @@ def restore(scratch, ours, paths):
 def results(json_path, logtext):
 	"""(failed case names, summary) of a kunit.py run; a crash fails.
 
-	Names are suite.case (suite.case.parameter); a case that never
-	reported (the kernel hung or crashed in it) is "suite (no result)".
+	Names are suite.case (suite.case.parameter); the cases a crash or a
+	hang cut off are "suite (no result)".
 	"""
 	try:
-		data = json.loads(json_path.read_text())
+		text = json_path.read_text()
+		doc = json.loads(text)
 	except (OSError, ValueError):
 		return ['(no results: crash or timeout)'], 'no results'
-	failed, ran = [], []
-
-	def walk(node, path):
-		kids = node.get('sub_groups', []) + node.get('test_cases', [])
-		for k in kids:
-			walk(k, path + [k.get('name') or ''])
-		if kids:
-			return
-		name = '.'.join(path)
-		if not path or not path[-1]:
-			name = ('.'.join(p for p in path if p) or 'later suites') + ' (no result)'
-		ran.append(name)
-		if node.get('status', '').upper() not in ('PASS', 'SKIP') and name not in failed:
+	failed = []
+	for name, st, _ in workspace.kunit_rows(text, logtext, 'kunit'):
+		name = name[len('kunit/'):]
+		if st != 'fail' or name == 'run':
+			continue
+		if name.endswith('.' + workspace.NO_RESULT):
+			name = name[:-len(workspace.NO_RESULT) - 1] + ' (no result)'
+		if name not in failed:
 			failed.append(name)
-	walk(data, [])
 	done = re.search(r'Testing complete\. (Ran \d+ tests: .*)', logtext)
-	if not ran or not done:
+	if not done or not (doc.get('sub_groups') or doc.get('test_cases')):
 		failed.append('(incomplete run: crash or timeout)')
 	return failed, done.group(1) if done else 'incomplete'
 
@@ -293,9 +289,8 @@ def x86_build(scratch, logdir):
 def x86_kunit(scratch, logdir):
 	js = logdir / 'kunit-x86_64.json'
 	js.unlink(missing_ok=True)
-	cmd = [sys.executable, 'tools/testing/kunit/kunit.py', 'exec', '--arch', 'x86_64',
-	       '--build_dir', workspace.build_dir_name(), '--qemu_args', '-smp 4',
-	       '--timeout', str(KUNIT_TIMEOUT), f'--json={js}', 'tick_broadcast_*']
+	cmd = kunit_py('exec', '--arch', 'x86_64', '--build_dir', workspace.build_dir_name(),
+		       *boot_args('x86_64', timeout=KUNIT_TIMEOUT), f'--json={js}', 'tick_broadcast_*')
 	logfile = logdir / 'kunit-x86_64.log'
 	run_logged(cmd, logfile, 'mutate: KUnit on x86_64', cwd=scratch, env=workspace.build_env())
 	return results(js, logfile.read_text(errors='replace'))
@@ -305,11 +300,8 @@ def uml_kunit(scratch, logdir):
 	"""Build and run the core suite on UML; None if the build failed."""
 	js = logdir / 'kunit-uml.json'
 	js.unlink(missing_ok=True)
-	cmd = [sys.executable, 'tools/testing/kunit/kunit.py', 'run',
-	       '--kunitconfig=kernel/time/tests', f'--build_dir={UML_BUILD}',
-	       '--make_options', 'CC=ccache gcc', '--make_options', 'HOSTCC=ccache gcc',
-	       '--jobs', str(workspace.JOBS), '--timeout', str(KUNIT_TIMEOUT), f'--json={js}',
-	       'tick_broadcast_core']
+	cmd = kunit_py('run', *UML_ARGS, f'--build_dir={UML_BUILD}', '--jobs', str(workspace.JOBS),
+		       '--timeout', str(KUNIT_TIMEOUT), f'--json={js}', 'tick_broadcast_core')
 	logfile = logdir / 'kunit-uml.log'
 	run_logged(cmd, logfile, 'mutate: core suite on UML', cwd=scratch, env=workspace.build_env())
 	text = logfile.read_text(errors='replace')

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import configbuilds
 import patchset
+from kunitcmd import UML_ARGS, kunit_py
 
 BASE_TAG = 'tb-base'
 BRANCH = 'tb-series'
@@ -340,10 +341,8 @@ def uml_kunit(wt, env, jobs):
 	must run and pass there, the others build and skip.
 	"""
 	t0 = time.time()
-	r = subprocess.run([sys.executable, 'tools/testing/kunit/kunit.py', 'run',
-			    '--kunitconfig=kernel/time/tests', '--build_dir=.build-um',
-			    '--make_options', 'CC=ccache gcc', '--make_options', 'HOSTCC=ccache gcc',
-			    '--jobs', str(jobs)], cwd=wt, env=env, capture_output=True, text=True)
+	r = subprocess.run(kunit_py('run', *UML_ARGS, '--build_dir=.build-um', '--jobs', str(jobs)),
+			   cwd=wt, env=env, capture_output=True, text=True)
 	out = r.stdout + r.stderr
 	(wt / '.build-um').mkdir(exist_ok=True)
 	(wt / '.build-um' / 'kunit-run.log').write_text(out)

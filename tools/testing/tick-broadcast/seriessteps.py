@@ -16,11 +16,11 @@ kernel/time/ only rebuilds that and relinks.
 """
 
 import subprocess
-import sys
 import time
 
 import patchset
 import workspace as ws
+from kunitcmd import boot_args, kunit_py
 from series import BASE_TAG, BRANCH, Failed, base_repo, base_worktree, commit_series, git
 from progress import log, run_logged
 
@@ -50,11 +50,9 @@ def build_and_test(wt, name, suites=()):
 	has_tests = (wt / KUNITCONFIG).exists()
 	if not has_tests:
 		args += ['--kunitconfig', str(ws.CONFIGS / 'steps-build.config')]
-	cmd = [sys.executable, 'tools/testing/kunit/kunit.py', 'build' if not has_tests else 'run',
-	       '--jobs', str(ws.JOBS)] + args
+	cmd = kunit_py('build' if not has_tests else 'run', '--jobs', str(ws.JOBS), *args)
 	if has_tests:
-		cmd += ['--qemu_args', '-smp 4', '--timeout', str(ws.KUNIT_TIMEOUT),
-			f'--json={res / "results.json"}'] + list(suites)
+		cmd += boot_args(ws.ARCH) + [f'--json={res / "results.json"}'] + list(suites)
 	t0 = time.time()
 	rc, _ = run_logged(cmd, res / 'output.log', f'step {name}', cwd=wt, env=ws.build_env())
 	secs = time.time() - t0

@@ -33,12 +33,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import patchset
+from kunitcmd import boot_args, kunit_py
 from progress import Failed, count_lines, die, log, run, run_logged, tail
 
 TOOLS = Path(__file__).resolve().parent
@@ -54,17 +54,6 @@ ARCH = 'x86_64'		# the default architecture of builds and boots
 ARCHES = ('x86_64', 'arm64')
 IMAGES = {'x86_64': 'arch/x86/boot/bzImage', 'arm64': 'arch/arm64/boot/Image'}
 CROSS = {'arm64': 'aarch64-linux-gnu-'}
-KUNIT_TIMEOUT = 900
-# Under TCG the clocksource watchdog may find the TSC skewed against the
-# HPET in the middle of a case and switch clocksources by stop_machine(),
-# which stalls the devices suite's lock-step cases until their 15 s
-# timeouts (seen twice in one make check, on ours and on the base). The
-# KUnit boots never use the TSC. A panic reboots at once (QEMU runs with
-# -no-reboot, so it exits) instead of leaving the run to KUNIT_TIMEOUT.
-KUNIT_KERNEL_ARGS = {
-	'x86_64': ['--kernel_args', 'tsc=unstable', '--kernel_args', 'panic=1'],
-	'arm64': ['--kernel_args', 'panic=1'],
-}
 
 # command or file -> Debian package providing it
 DEPENDS = {
@@ -352,7 +341,7 @@ def build(tree, variant='', prepare=True, arch=ARCH):
 	seed_build_dir(tree, variant, arch)
 	logfile = RUNS / f'build-{name}.log'
 	what = f'build {name}'
-	rc, _ = run_logged([sys.executable, 'tools/testing/kunit/kunit.py', 'config'] + args,
+	rc, _ = run_logged(kunit_py('config', *args),
 			   logfile.with_suffix('.config.log'), f'{what}: kunit.py config',
 			   cwd=src, env=build_env())
 	if rc:
@@ -487,10 +476,8 @@ def kunit(tree, variant='', filters=(), arch=ARCH, qemu_args=()):
 	shutil.rmtree(res, ignore_errors=True)
 	res.mkdir(parents=True)
 	js = res / 'results.json'
-	cmd = [sys.executable, 'tools/testing/kunit/kunit.py', 'run'] + args + [
-		'--jobs', str(JOBS), '--qemu_args', ' '.join(['-smp 4'] + list(qemu_args)),
-		'--timeout', str(KUNIT_TIMEOUT), f'--json={js}']
-	cmd += KUNIT_KERNEL_ARGS.get(arch, []) + list(filters)
+	cmd = kunit_py('run', *args, '--jobs', str(JOBS), *boot_args(arch, qemu_args),
+		       f'--json={js}', *filters)
 	logfile = res / 'output.log'
 	run_logged(cmd, logfile, f'kunit {name}', cwd=src, env=build_env(),
 		   progress=_kunit_progress)
@@ -515,6 +502,9 @@ def known_failures(rows, known):
 	return out
 
 
+NO_RESULT = '(no result: crash or timeout)'
+
+
 def kunit_rows(json_text, logtext, prefix, res='.'):
 	"""kunit.py's --json output and log -> [(name, status, detail)]."""
 	if not json_text.strip():
@@ -532,7 +522,9 @@ def kunit_rows(json_text, logtext, prefix, res='.'):
 			st = {'pass': 'pass', 'skip': 'skip'}.get(st, 'fail')
 			# a parameter's failure is reported under its case's name
 			why = messages(case['name']) or (messages(node['name']) if st == 'fail' else [])
-			out.append((f'{path}.{case["name"]}', st,
+			# kunit.py's stand-in for the cases a crash cut off has no name
+			case_name = case['name'] or NO_RESULT
+			out.append((f'{path}.{case_name}', st,
 				    '\n'.join(why)[-2000:] or f'see {res}/output.log'))
 		for sub in node.get('sub_groups', []):
 			walk(sub, f'{prefix}/{sub["name"]}')

@@ -20,14 +20,15 @@ LIBRARIES = {
 	'coalesce': {'guestdata'},
 	'patchset': set(),
 	'scenarios': {'guestdata'},
-	'workspace': {'progress', 'patchset'},
+	'kunitcmd': set(),
+	'workspace': {'progress', 'patchset', 'kunitcmd'},
 	'qemu': {'progress', 'workspace', 'guestdata'},
 	'firmware': {'progress', 'workspace', 'qemu'},
 	'runs': {'progress', 'workspace', 'qemu', 'scenarios', 'firmware'},
 	'stress': {'progress', 'workspace', 'qemu', 'scenarios', 'guestdata'},
-	'series': {'configbuilds', 'patchset'},
+	'series': {'configbuilds', 'patchset', 'kunitcmd'},
 	'seriesedit': {'series', 'patchset'},
-	'seriessteps': {'series', 'patchset', 'workspace', 'progress'},
+	'seriessteps': {'series', 'patchset', 'workspace', 'progress', 'kunitcmd'},
 }
 
 

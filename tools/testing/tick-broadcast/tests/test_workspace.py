@@ -9,6 +9,7 @@ from pathlib import Path
 from unittest import mock
 
 import patchset
+import kunitcmd
 import workspace
 from tests import fixtures
 
@@ -178,3 +179,17 @@ class SeededBuilds(unittest.TestCase):
 				workspace.check_image_tree(tree)
 			smap.write_text('ffff T tick_bc_init\n' if tree == 'ours' else text[:-5] + 'xit\n')
 			workspace.check_image_tree(tree)
+
+
+class KunitCommand(unittest.TestCase):
+	def test_kunit_py_command_lines_are_built_in_one_place(self):
+		for f in sorted(workspace.TOOLS.glob('*.py')):
+			if f.name != 'kunitcmd.py':
+				self.assertFalse('kunit/kunit.py' in f.read_text(), f.name)
+
+	def test_every_boot_keeps_off_the_tsc_and_ends_at_a_panic(self):
+		x86 = ' '.join(kunitcmd.boot_args('x86_64'))
+		self.assertIn('--kernel_args tsc=unstable', x86)
+		self.assertIn('--kernel_args panic=1', x86)
+		self.assertIn('--kernel_args panic=1', ' '.join(kunitcmd.boot_args('arm64')))
+		self.assertIn('-smp 4 -icount', ' '.join(kunitcmd.boot_args('x86_64', ['-icount'])))
