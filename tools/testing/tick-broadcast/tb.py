@@ -20,6 +20,7 @@
 This file only builds the command line and dispatches. The layers below:
 
   progress    messages, logged commands with a heartbeat
+  kunitcmd    kunit.py's command lines
   workspace   packages, trees (via patchset), builds, KUnit runs
   qemu        initramfs, boot, watchdog, monitor
   guestdata   parsing of everything the guest reports
