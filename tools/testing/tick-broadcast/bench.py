@@ -63,6 +63,12 @@ interrupts, wake IPIs and early wakes per second, how early (coalesce.py,
 from the trace), lateness, and our expiries against the offline optimum
 of the same wakeup times (coalesce.greedy_stabs()).
 
+Deterministic (--part deterministic runs only this): the workloads of
+DET_WORKLOADS booted again under QEMU -icount (ICOUNT), DET_RUNS times
+per kernel with the same seed: lateness of the broadcast run, its
+control and the ARAT boot, and the enter+exit pair by part, with the
+spread over the boots. Device accesses cost one instruction there.
+
 Output: one table per workload on stdout and in bench.txt, raw data in
 raw.json and every boot's logs, the lateness CDFs in lateness-cdf.png,
 all under $TB_CACHE/runs/bench/.
@@ -141,7 +147,15 @@ COALESCE_W_US = (0, 100, 500, 2000)
 COALESCE_PLAN = ['snap:start', 'deep:on', 'snap:mid', 'trace:on', f'lat:bc:{SAMPLES}',
 		 'snap:end', 'trace:off:bc']
 COALESCE_EVENTS = 'tb.events=tick_bc:tick_bc_enter+tick_bc:tick_bc_expire'
-PARTS_RUN = ('all', 'coalesce')
+PARTS_RUN = ('all', 'coalesce', 'deterministic')
+# QEMU's deterministic clock: one nanosecond of guest time per instruction,
+# the vCPUs in turn on one host thread, idle time skipped. Guest time no
+# longer depends on the host's load; a device access (HPET, LAPIC, arch
+# timer) costs one instruction, so device costs are left out.
+ICOUNT = ['-icount', 'shift=0,sleep=off']
+DET_RUNS = 3
+# acpi-c2 spins through C2 on every vCPU: 4 minutes a boot in this mode.
+DET_WORKLOADS = ('hpet-halt', 'hpet-irqoff', 'arm64-halt', 'arm64-irqoff', 'psci')
 
 
 # ---------------------------------------------------------------- metrics
@@ -187,11 +201,14 @@ def boot_metrics(status, console, data):
 # ---------------------------------------------------------------- running
 
 def boot(tree, label, plan, outroot, cmdline=(), cpu=None, smp=4, seed=1,
-	 arch=workspace.ARCH, timer_stops=True, variant='', fw=None):
-	"""One boot of tree's kernel (variant) with firmware fw (firmware.py)."""
+	 arch=workspace.ARCH, timer_stops=True, variant='', fw=None, extra_qemu=()):
+	"""One boot of tree's kernel (variant) with firmware fw (firmware.py);
+	extra_qemu: more QEMU arguments (ICOUNT)."""
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
 	opts = firmware.boot_options(fw, smp, timer_stops) if fw else {}
+	if extra_qemu:
+		opts['qemu'] = list(opts.get('qemu', ())) + list(extra_qemu)
 	b = qemu.boot(qemu.Boot(workspace.kernel_image(tree, variant, arch), plan, out, cmdline,
 				cpu, smp, timeout=300, seed=seed, what=f'bench {label}', arch=arch,
 				timer_stops=timer_stops, **opts))
@@ -277,8 +294,13 @@ def run_coalesce(outroot, runs=RUNS, arch=workspace.ARCH):
 	return raw
 
 
-def workload_boots(raw, w, tree, r, outroot):
-	"""One run of workload w on tree: the broadcast boot and its ARAT control."""
+def workload_boots(raw, w, tree, r, outroot, deterministic=False):
+	"""One run of workload w on tree: the broadcast boot and its ARAT control.
+
+	deterministic: under ICOUNT, every run with the same seed, so that the
+	spread over the runs is the mode's reproducibility; no profiler run
+	(it would only time instructions).
+	"""
 	wl = WORKLOADS[w]
 	arch = wl['arch']
 	flavour = wl.get('flavour')
@@ -287,19 +309,36 @@ def workload_boots(raw, w, tree, r, outroot):
 		     if flavour else [])
 	kernel = dict(variant=wl.get('variant', ''), fw=wl.get('firmware'), smp=wl.get('smp', 4))
 	extra = KBENCH_CMDLINE if flavour == 'halt' else []
-	plan = BASE_PLAN + (PROF_PLAN if flavour == 'halt' or wl.get('prof') else [])
+	plan = BASE_PLAN + (PROF_PLAN if (flavour == 'halt' or wl.get('prof')) and
+			    not deterministic else [])
 	if 'firmware' in wl:
 		plan = scenarios.keep_shallow(plan)
+	if deterministic:
+		kernel['extra_qemu'] = ICOUNT
+	seed, tag = (1, 'det-') if deterministic else (r + 1, '')
 	raw['workloads'][w][tree].append(
-		boot(tree, f'{w}-{tree}-{r}', plan, outroot, timerstop + extra, seed=r + 1,
+		boot(tree, f'{tag}{w}-{tree}-{r}', plan, outroot, timerstop + extra, seed=seed,
 		     arch=arch, **kernel))
 	if wl['arat']:
 		# x86: an always-running LAPIC timer; arm64: QEMU's own device
 		# tree, whose arch timer is "always-on"
 		arat = dict(cpu='qemu64,+arat') if arch == 'x86_64' else dict(timer_stops=False)
 		raw['arat'][w][tree].append(
-			boot(tree, f'{w}-arat-{tree}-{r}', ARAT_PLAN, outroot, timerstop,
-			     seed=r + 1, arch=arch, **arat, **kernel))
+			boot(tree, f'{tag}{w}-arat-{tree}-{r}', ARAT_PLAN, outroot, timerstop,
+			     seed=seed, arch=arch, **arat, **kernel))
+
+
+def run_deterministic(outroot, runs=DET_RUNS, names=DET_WORKLOADS):
+	"""The workloads of names that DET_WORKLOADS has, under ICOUNT, runs
+	times each per kernel, all with the same seed."""
+	names = [w for w in names if w in DET_WORKLOADS]
+	raw = {'workloads': {w: {t: [] for t in TREES} for w in names},
+	       'arat': {w: {t: [] for t in TREES} for w in names if WORKLOADS[w]['arat']}}
+	for r in range(runs):
+		for w in names:
+			for tree in TREES if r % 2 == 0 else TREES[::-1]:
+				workload_boots(raw, w, tree, r, outroot, deterministic=True)
+	return raw
 
 
 def run_all(outroot, runs=RUNS, scaling_runs=SCALING_RUNS, names=tuple(WORKLOADS)):
@@ -469,6 +508,51 @@ def parts_table(raw):
 		     ['part', 'base (upstream)', 'ours', 'ours/base'])
 
 
+def deterministic_table(name, det):
+	"""Workload name under ICOUNT: lateness of the broadcast run, its
+	control in the same boot (deep state off) and the ARAT boot (the same
+	deep state on a timer that never stops), and the enter+exit pair."""
+	runs, arat = det['workloads'][name], det['arat'].get(name, {})
+	rows = []
+
+	def add(label, b, o, fmt='{:.1f}'):
+		rows.append([label, cell(b, fmt), cell(o, fmt), ratio(o, b)])
+	for run, label in (('control', 'deep state off'), ('bc', 'broadcast')):
+		for p in ('p50', 'p90', 'p99'):
+			add(f'lateness {p}, {label} (us)', values(runs['base'], f'{run}_{p}'),
+			    values(runs['ours'], f'{run}_{p}'))
+	for p in ('p50', 'p90', 'p99'):
+		add(f'lateness {p}, ARAT: no broadcast (us)', values(arat.get('base', []), f'bc_{p}'),
+		    values(arat.get('ours', []), f'bc_{p}'))
+	for p in ('p50', 'p99'):
+		added = {}
+		for t in TREES:
+			bc, ar = med(values(runs[t], f'bc_{p}')), med(values(arat.get(t, []), f'bc_{p}'))
+			added[t] = [bc - ar] if bc is not None and ar is not None else []
+		add(f'added by the broadcast, {p}: broadcast - ARAT, medians (us)',
+		    added['base'], added['ours'])
+
+	def part(tree, key):
+		out = []
+		for m in runs[tree]:
+			p = m.get('kbench_parts') or {}
+			if key == 'pair-local' and 'pair' in p and 'local_dev' in p:
+				out.append(p['pair'] - p['local_dev'])
+			elif key in p:
+				out.append(p[key])
+		return out
+	for key, label in (('pair', 'enter+exit pair, in-kernel loop (ns)'),
+			   ('local_dev', 'of which the local device (ns)'),
+			   ('pair-local', 'of which the broadcast code (ns)')):
+		if part('base', key) or part('ours', key):
+			add(label, part('base', key), part('ours', key), '{:.0f}')
+	n = len(runs['base'])
+	return table(f'== {name}, deterministic (QEMU -icount shift=0,sleep=off, {n} boots per kernel, '
+		     'all with seed 1: the range is the reproducibility; a device access costs one '
+		     'instruction here, so device costs are left out and would add to both kernels '
+		     'on hardware) ==', rows, ['', 'base (upstream)', 'ours', 'ours/base'])
+
+
 def hops_table(raw):
 	"""Where the late wakeups lost their time, from the traced boots."""
 	cols = [('base', 'bc'), ('ours', 'bc'), ('base', 'control'), ('ours', 'control')]
@@ -606,9 +690,12 @@ def cmd_bench(args):
 	workspace.install_deps(depends={'/usr/lib/python3/dist-packages/matplotlib':
 					'python3-matplotlib'})
 	names = args.workloads.split(',') if args.workloads else list(WORKLOADS)
-	if getattr(args, 'part', 'all') == 'coalesce':
+	part = getattr(args, 'part', 'all')
+	if part == 'coalesce':
 		# what the coalescing boots need built
 		names = [n for n in names if n in ('hpet-halt', 'arm64-halt')] or ['hpet-halt']
+	elif part == 'deterministic':
+		names = [n for n in names if n in DET_WORKLOADS] or list(DET_WORKLOADS)
 	unknown = [n for n in names if n not in WORKLOADS]
 	if unknown:
 		raise SystemExit(f'bench: unknown workload {", ".join(unknown)} '
@@ -621,11 +708,14 @@ def cmd_bench(args):
 	outroot = workspace.RUNS / 'bench'
 	shutil.rmtree(outroot, ignore_errors=True)
 	outroot.mkdir(parents=True)
-	only = getattr(args, 'part', 'all') == 'coalesce'
+	only = part != 'all'
 	x86 = 'hpet-halt' in names
 	# the coalescing boots of each architecture whose halt workload runs
-	co_arches = [a for a, w in (('x86_64', 'hpet-halt'), ('arm64', 'arm64-halt')) if w in names]
+	co_arches = [a for a, w in (('x86_64', 'hpet-halt'), ('arm64', 'arm64-halt'))
+		     if w in names and part in ('all', 'coalesce')]
+	det_names = [n for n in names if n in DET_WORKLOADS] if part in ('all', 'deterministic') else []
 	nboots = args.runs * (len(COALESCE_W_US) + 1) * len(co_arches)
+	nboots += DET_RUNS * len(TREES) * sum(1 + WORKLOADS[n]['arat'] for n in det_names)
 	if not only:
 		nboots += (args.runs * (len(names) + sum(WORKLOADS[n]['arat'] for n in names) + x86)
 			   + x86 * args.scaling_runs * len(SCALING_SMP)) * len(TREES)
@@ -633,9 +723,12 @@ def cmd_bench(args):
 	raw = {} if only else run_all(outroot, args.runs, args.scaling_runs, names)
 	for arch in co_arches:
 		raw[f'coalesce-{arch}'] = run_coalesce(outroot, args.runs, arch)
+	if det_names:
+		raw['deterministic'] = run_deterministic(outroot, DET_RUNS, det_names)
 	(outroot / 'raw.json').write_text(json.dumps(raw, indent=1, default=str))
 	parts = ['Only ratios within this one run count: the machine is shared and noisy,',
-		 'and absolute figures drift between invocations. QEMU TCG, 2 host cores.', '']
+		 'and absolute figures drift between invocations. QEMU TCG, 2 host cores:',
+		 'wall clock, except the tables marked deterministic (QEMU -icount).', '']
 	if not only:
 		for name in names:
 			parts += [workload_table(name, raw), '', ours_stats_table(name, raw), '']
@@ -645,6 +738,8 @@ def cmd_bench(args):
 		parts += [plot(raw, outroot / 'lateness-cdf.png'), '']
 	for arch in co_arches:
 		parts += [coalesce_table(raw[f'coalesce-{arch}'], args.runs, arch), '']
+	for name in det_names:
+		parts += [deterministic_table(name, raw['deterministic']), '']
 	parts.append(f'bench: {time.time() - t0:.0f} s (builds {built:.0f} s)')
 	text = '\n'.join(parts)
 	(outroot / 'bench.txt').write_text(text + '\n')

@@ -83,6 +83,29 @@ class Parts(unittest.TestCase):
 		self.assertIn('no results', bench.parts_table(raw))
 
 
+class Deterministic(unittest.TestCase):
+	def test_table(self):
+		def boot(p50, extra=None):
+			m = {'control_p50': 54.3, 'control_p90': 54.8, 'control_p99': 55.0,
+			     'bc_p50': p50, 'bc_p90': p50 + 3, 'bc_p99': p50 + 8}
+			m.update(extra or {})
+			return m
+		parts = {'kbench_parts': {'pair': 562, 'local_dev': 265}}
+		det = {'workloads': {'hpet-halt': {'base': [boot(56.5, {'kbench_parts':
+									   {'pair': 447, 'local_dev': 265}})] * 3,
+						   'ours': [boot(56.3, parts), boot(56.4, parts), boot(56.3, parts)]}},
+		       'arat': {'hpet-halt': {'base': [boot(54.5)] * 3, 'ours': [boot(54.5)] * 3}}}
+		text = bench.deterministic_table('hpet-halt', det)
+		self.assertIn('-icount shift=0,sleep=off', text)
+		self.assertIn('56.3 [56.3-56.4]', text)	# the spread over boots
+		self.assertRegex(text, r'broadcast - ARAT, medians \(us\)\s+2\.0 \[2\.0-2\.0\]\s+1\.8 ')
+		self.assertRegex(text, r'of which the broadcast code \(ns\)\s+182 \[182-182\]\s+297 ')
+
+	def test_only_deterministic_workloads(self):
+		self.assertNotIn('acpi-c2', bench.DET_WORKLOADS)
+		self.assertTrue(set(bench.DET_WORKLOADS) <= set(bench.WORKLOADS))
+
+
 class Hops(unittest.TestCase):
 	def test_trace_hops(self):
 		_, data = fixtures.load('ours-bench-halt')
