@@ -142,3 +142,12 @@ class Cover(unittest.TestCase):
 		subject, body = self.check_list(patches)
 		self.assertNotIn('The rewrite:', body)
 		self.assertNotEqual(subject, patchset.cover_message(patchset.patches_for('ours'))[0])
+
+
+class Changelogs(unittest.TestCase):
+	def test_body_lines_fit_checkpatch(self):
+		# checkpatch's COMMIT_LOG_LONG_LINE, seconds before make check runs it
+		for p in patchset.load():
+			for line in p.message()[1].splitlines():
+				if not re.match(r'(Fixes|Link|Closes): ', line):
+					self.assertLessEqual(len(line), 75, f'{p.slug}.msg: {line}')
