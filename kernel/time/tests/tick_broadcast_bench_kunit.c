@@ -28,10 +28,12 @@
 
 #include <kunit/test.h>
 #include <linux/clockchips.h>
+#include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/irqflags.h>
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/seqlock.h>
 #include <linux/sort.h>
@@ -49,6 +51,20 @@ MODULE_PARM_DESC(loops, "enter/exit pairs to time (0: skip the benchmark)");
 #define PAIRS_PER_BATCH	100
 /* A batch is left out if this CPU's event could expire during it. */
 #define BATCH_MARGIN_NS	(2 * NSEC_PER_MSEC)
+
+/*
+ * A batch that could not run moves the test to the next online CPU: with
+ * the hrtimer broadcast, the CPU that armed it is refused deep idle until
+ * it fires, and a CPU that keeps re-arming it would never run a batch.
+ */
+static void bench_next_cpu(void)
+{
+	unsigned int cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
+
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	set_cpus_allowed_ptr(current, cpumask_of(cpu));
+}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -125,11 +141,14 @@ static void bench_enter_exit(struct kunit *test)
 
 	for (tries = 0; done < nr && tries < 20 * nr && !why; tries++) {
 		ns[done] = bench_batch(&why);
-		if (ns[done])
+		if (ns[done]) {
 			done++;
-		else
-			usleep_range(200, 400);
+			continue;
+		}
+		bench_next_cpu();
+		usleep_range(200, 400);
 	}
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
 	if (why)
 		kunit_skip(test, "%s", why);
 	if (!done)
@@ -294,11 +313,14 @@ static void bench_parts(struct kunit *test)
 	}
 
 	for (tries = 0; done < nr && tries < 20 * nr && !why; tries++) {
-		if (parts_batch(c, ns + done * PART_NR, &why))
+		if (parts_batch(c, ns + done * PART_NR, &why)) {
 			done++;
-		else
-			usleep_range(200, 400);
+			continue;
+		}
+		bench_next_cpu();
+		usleep_range(200, 400);
 	}
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
 	if (why)
 		kunit_skip(test, "%s", why);
 	if (!done)
