@@ -691,15 +691,15 @@ def cmd_bench(args):
 					'python3-matplotlib'})
 	names = args.workloads.split(',') if args.workloads else list(WORKLOADS)
 	part = getattr(args, 'part', 'all')
+	unknown = [n for n in names if n not in WORKLOADS]
+	if unknown:
+		raise SystemExit(f'bench: unknown workload {", ".join(unknown)} '
+				 f'(want some of {", ".join(WORKLOADS)})')
 	if part == 'coalesce':
 		# what the coalescing boots need built
 		names = [n for n in names if n in ('hpet-halt', 'arm64-halt')] or ['hpet-halt']
 	elif part == 'deterministic':
 		names = [n for n in names if n in DET_WORKLOADS] or list(DET_WORKLOADS)
-	unknown = [n for n in names if n not in WORKLOADS]
-	if unknown:
-		raise SystemExit(f'bench: unknown workload {", ".join(unknown)} '
-				 f'(want some of {", ".join(WORKLOADS)})')
 	for arch, variant in sorted({(WORKLOADS[n]['arch'], WORKLOADS[n].get('variant', ''))
 				     for n in names}):
 		for tree in TREES:

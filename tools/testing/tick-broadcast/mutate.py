@@ -265,10 +265,12 @@ def results(json_path, logtext):
 		return ['(no results: crash or timeout)'], 'no results'
 	failed = []
 	for name, st, _ in workspace.kunit_rows(text, logtext, 'kunit'):
-		name = name[len('kunit/'):]
+		name = name[len('kunit/'):].replace('/', '.')
 		if st != 'fail' or name == 'run':
 			continue
-		if name.endswith('.' + workspace.NO_RESULT):
+		if name == workspace.NO_RESULT:
+			name = 'later suites (no result)'
+		elif name.endswith('.' + workspace.NO_RESULT):
 			name = name[:-len(workspace.NO_RESULT) - 1] + ' (no result)'
 		if name not in failed:
 			failed.append(name)

@@ -526,8 +526,9 @@ def kunit_rows(json_text, logtext, prefix, res='.'):
 			case_name = case['name'] or NO_RESULT
 			out.append((f'{path}.{case_name}', st,
 				    '\n'.join(why)[-2000:] or f'see {res}/output.log'))
+		# a parameterised case is a group inside its suite's
 		for sub in node.get('sub_groups', []):
-			walk(sub, f'{prefix}/{sub["name"]}')
+			walk(sub, f'{path}/{sub["name"]}')
 	walk(doc, prefix)
 	if not out:
 		out.append((f'{prefix}/run', 'fail', f'no test ran, see {res}/output.log'))

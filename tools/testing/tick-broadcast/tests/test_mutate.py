@@ -53,6 +53,19 @@ class Results(unittest.TestCase):
 					  '(incomplete run: crash or timeout)'])
 		self.assertEqual(summary, 'incomplete')
 
+	def test_a_failed_parameter_is_named_with_suite_and_case(self):
+		data = {'name': 'KUnit Test Group', 'sub_groups': [
+			{'name': 'tick_broadcast_devices', 'test_cases': [
+				{'name': 'devices_a', 'status': 'PASS'}], 'sub_groups': [
+				{'name': 'devices_p', 'test_cases': [
+					{'name': 'oneshot device', 'status': 'PASS'},
+					{'name': 'periodic device', 'status': 'FAIL'}]}]}]}
+		with tempfile.TemporaryDirectory() as d:
+			js = Path(d) / 'r.json'
+			js.write_text(json.dumps(data))
+			failed, _ = mutate.results(js, 'Testing complete. Ran 3 tests: passed: 2')
+		self.assertEqual(failed, ['tick_broadcast_devices.devices_p.periodic device'])
+
 	def test_no_results_counts_as_caught(self):
 		failed, _ = mutate.results(Path('/nonexistent.json'), '')
 		self.assertTrue(failed)
