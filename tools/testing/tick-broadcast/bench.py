@@ -102,7 +102,7 @@ ARAT_PLAN = ['snap:start', 'deep:on', 'snap:mid', f'lat:bc:{SAMPLES}', 'snap:end
 SCALING_PLAN = ['snap:start', 'deep:on', 'snap:mid', f'lat:bc:{SAMPLES // 2}', 'snap:end']
 TRACE_PLAN = ['deep:off', 'trace:on', f'lat:control:{SAMPLES}', 'trace:off:control',
 	      'deep:on', 'trace:on', f'lat:bc:{SAMPLES}', 'trace:off:bc']
-HALT = ['cpuidle_timerstop.enable=1', 'cpuidle_timerstop.flavour=halt']
+HALT = scenarios.timerstop('halt')
 
 # The bench cases are KUNIT_CASE_SLOW: KUnit runs slow cases unless a
 # kunit.filter (e.g. "speed>slow") excludes them, and none is given here;
@@ -305,8 +305,7 @@ def workload_boots(raw, w, tree, r, outroot, deterministic=False):
 	arch = wl['arch']
 	flavour = wl.get('flavour')
 	# the test driver's state, or the firmware's for the kernel's own drivers
-	timerstop = (['cpuidle_timerstop.enable=1', f'cpuidle_timerstop.flavour={flavour}']
-		     if flavour else [])
+	timerstop = scenarios.timerstop(flavour) if flavour else []
 	kernel = dict(variant=wl.get('variant', ''), fw=wl.get('firmware'), smp=wl.get('smp', 4))
 	extra = KBENCH_CMDLINE if flavour == 'halt' else []
 	plan = BASE_PLAN + (PROF_PLAN if (flavour == 'halt' or wl.get('prof')) and
@@ -329,9 +328,8 @@ def workload_boots(raw, w, tree, r, outroot, deterministic=False):
 
 
 def run_deterministic(outroot, runs=DET_RUNS, names=DET_WORKLOADS):
-	"""The workloads of names that DET_WORKLOADS has, under ICOUNT, runs
-	times each per kernel, all with the same seed."""
-	names = [w for w in names if w in DET_WORKLOADS]
+	"""Workloads names (of DET_WORKLOADS) under ICOUNT, runs times each
+	per kernel, all with the same seed."""
 	raw = {'workloads': {w: {t: [] for t in TREES} for w in names},
 	       'arat': {w: {t: [] for t in TREES} for w in names if WORKLOADS[w]['arat']}}
 	for r in range(runs):
@@ -362,9 +360,7 @@ def run_all(outroot, runs=RUNS, scaling_runs=SCALING_RUNS, names=tuple(WORKLOADS
 			for tree in order:
 				raw['scaling'][n][tree].append(
 					boot(tree, f'smp{n}-{tree}-{r}', SCALING_PLAN + PROF_PLAN,
-					     outroot, ['cpuidle_timerstop.enable=1',
-						       'cpuidle_timerstop.flavour=halt'],
-					     smp=n, seed=r + 1))
+					     outroot, HALT, smp=n, seed=r + 1))
 	return raw
 
 
@@ -481,20 +477,26 @@ PARTS = (
 )
 
 
+def part_values(runs, key):
+	"""bench_parts' key over the boots runs; 'pair-local' is the pair less
+	the local device: the broadcast code's own share."""
+	out = []
+	for m in runs:
+		p = m.get('kbench_parts') or {}
+		if key == 'pair-local':
+			if 'pair' in p and 'local_dev' in p:
+				out.append(p['pair'] - p['local_dev'])
+		elif key in p:
+			out.append(p[key])
+	return out
+
+
 def parts_table(raw):
 	"""The enter+exit pair and its building blocks, both kernels, same boots."""
 	runs = raw['workloads']['hpet-halt']
 
 	def vals(tree, key):
-		out = []
-		for m in runs[tree]:
-			p = m.get('kbench_parts') or {}
-			if key == 'pair-local':
-				if 'pair' in p and 'local_dev' in p:
-					out.append(p['pair'] - p['local_dev'])
-			elif key in p:
-				out.append(p[key])
-		return out
+		return part_values(runs[tree], key)
 	if not vals('base', 'pair') and not vals('ours', 'pair'):
 		return 'enter+exit parts: no results'
 	rows = []
@@ -531,21 +533,12 @@ def deterministic_table(name, det):
 			added[t] = [bc - ar] if bc is not None and ar is not None else []
 		add(f'added by the broadcast, {p}: broadcast - ARAT, medians (us)',
 		    added['base'], added['ours'])
-
-	def part(tree, key):
-		out = []
-		for m in runs[tree]:
-			p = m.get('kbench_parts') or {}
-			if key == 'pair-local' and 'pair' in p and 'local_dev' in p:
-				out.append(p['pair'] - p['local_dev'])
-			elif key in p:
-				out.append(p[key])
-		return out
 	for key, label in (('pair', 'enter+exit pair, in-kernel loop (ns)'),
 			   ('local_dev', 'of which the local device (ns)'),
 			   ('pair-local', 'of which the broadcast code (ns)')):
-		if part('base', key) or part('ours', key):
-			add(label, part('base', key), part('ours', key), '{:.0f}')
+		b, o = part_values(runs['base'], key), part_values(runs['ours'], key)
+		if b or o:
+			add(label, b, o, '{:.0f}')
 	n = len(runs['base'])
 	return table(f'== {name}, deterministic (QEMU -icount shift=0,sleep=off, {n} boots per kernel, '
 		     'all with seed 1: the range is the reproducibility; a device access costs one '

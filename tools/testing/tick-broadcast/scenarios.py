@@ -155,6 +155,11 @@ ARM64_HOTPLUG_PLAN = CONTROL + ['hotplug:3', f'lat:hotplug:{SAMPLES}', 'wait', '
 EBUSY = -16
 
 
+def timerstop(flavour):
+	"""The kernel command line that turns the test driver's deep state on."""
+	return ['cpuidle_timerstop.enable=1', f'cpuidle_timerstop.flavour={flavour}']
+
+
 def keep_shallow(plan):
 	"""plan with the control keeping the driver's shallow state (state 1):
 	only the timer-stopping state 2 goes off."""
@@ -266,9 +271,7 @@ def _scenarios():
 			s = dict(sc, flavour=flavour)
 			s.setdefault('plan', PLAN)
 			s.setdefault('arch', 'x86_64')
-			s['cmdline'] = list(sc.get('cmdline', [])) + [
-				'cpuidle_timerstop.enable=1',
-				f'cpuidle_timerstop.flavour={flavour}']
+			s['cmdline'] = list(sc.get('cmdline', [])) + timerstop(flavour)
 			out[f'{name}-{flavour}'] = s
 	out.update(real)
 	# Low-resolution NOHZ: the tick handler runs update_process_times()
@@ -280,8 +283,8 @@ def _scenarios():
 	out['lowres-coalesce-halt'] = dict(
 		bcdev='hpet', broadcast=True, arch='x86_64', flavour='halt', plan=PLAN,
 		no_early=True,
-		cmdline=['highres=off', 'skew_tick=1', 'tick_broadcast_coalesce_us=2000',
-			 'cpuidle_timerstop.enable=1', 'cpuidle_timerstop.flavour=halt'],
+		cmdline=['highres=off', 'skew_tick=1', 'tick_broadcast_coalesce_us=2000'] +
+		timerstop('halt'),
 		doc='low-resolution NOHZ with a 2 ms coalescing window: no CPU '
 		    'is woken early, since its tick would run twice')
 	return out

@@ -50,8 +50,7 @@ WORST_FACTOR = 3
 WORST_SLACK_US = 1000000
 # x86 only: the HPET broadcast, the i8042 key wakeup and the modules.
 BASE = dict(arch='x86_64', bcdev='hpet', broadcast=True, flavour='halt',
-	    cmdline=['no_console_suspend', 'cpuidle_timerstop.enable=1',
-		     'cpuidle_timerstop.flavour=halt'])
+	    cmdline=['no_console_suspend'] + scenarios.timerstop('halt'))
 # Steps per kind: (stress step, control step, seconds per unit for the
 # timeout). Units: cycles, or seconds for mix.
 KINDS = {
