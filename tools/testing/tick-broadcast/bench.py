@@ -148,11 +148,10 @@ COALESCE_PLAN = ['snap:start', 'deep:on', 'snap:mid', 'trace:on', f'lat:bc:{SAMP
 		 'snap:end', 'trace:off:bc']
 COALESCE_EVENTS = 'tb.events=tick_bc:tick_bc_enter+tick_bc:tick_bc_expire'
 PARTS_RUN = ('all', 'coalesce', 'deterministic')
-# QEMU's deterministic clock: one nanosecond of guest time per instruction,
-# the vCPUs in turn on one host thread, idle time skipped. Guest time no
-# longer depends on the host's load; a device access (HPET, LAPIC, arch
-# timer) costs one instruction, so device costs are left out.
-ICOUNT = ['-icount', 'shift=0,sleep=off']
+# QEMU's deterministic clock (scenarios.ICOUNT). A device access (HPET,
+# LAPIC, arch timer) costs one instruction there, so device costs are
+# left out.
+ICOUNT = scenarios.ICOUNT
 DET_RUNS = 3
 # acpi-c2 spins through C2 on every vCPU: 4 minutes a boot in this mode.
 DET_WORKLOADS = ('hpet-halt', 'hpet-irqoff', 'arm64-halt', 'arm64-irqoff', 'psci')

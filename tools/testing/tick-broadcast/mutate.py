@@ -15,6 +15,12 @@ sees it), built incrementally, and tested by the fast tests in order:
      suite of ours (core, live, trace, devices) on x86_64 under QEMU with
      4 CPUs (kunit.py exec on the scratch tree's .build-x86_64).
 
+A live mutant (one with scenarios to boot) is built into the x86_64
+kernel instead and judged by booting those scenarios on it: caught when
+a check of any of them fails. These are the breaks only timing can
+see (a wakeup late, not lost), there to show the deterministic lateness
+bounds of the det-* scenarios failing (scenarios.py).
+
 A mutant is caught by the first stage with a failing case, or a run
 that crashes or times out; it survives if every case passes. A mutant
 that does not build, or whose text is no longer in its file, is an
@@ -42,6 +48,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import runs  # noqa: E402
+import scenarios  # noqa: E402
 import workspace  # noqa: E402
 from kunitcmd import UML_ARGS, boot_args, kunit_py  # noqa: E402
 from progress import Failed, die, elapsed, log, run_logged  # noqa: E402
@@ -56,12 +64,14 @@ KUNIT_TIMEOUT = 120	# seconds; the suites take under 10 when nothing hangs
 
 @dataclass(frozen=True)
 class Mutant:
-	"""Replace old (exactly once in path) by new."""
+	"""Replace old (exactly once in path) by new; boot: the scenarios
+	that judge it (a live mutant), else the KUnit suites do."""
 	id: str
 	path: str
 	what: str
 	old: str
 	new: str
+	boot: tuple = ()
 
 
 MUTANTS = [
@@ -186,6 +196,27 @@ MUTANTS = [
 	Mutant('never-steered', GLUE, 'the interrupt is never steered to the CPU it is armed for',
 	       '\tif (!(bcdev->features & CLOCK_EVT_FEAT_DYNIRQ) || cpumask_equal(bcdev->cpumask, mask))\n',
 	       '\tif (1)\n'),
+	# ---------------------------------------- live: late, not lost
+	Mutant('armed-200us-late', GLUE, 'the broadcast device fires 200 us after the time it is armed for',
+	       '\tclockevents_program_event(bcdev, expires, true);\n',
+	       '\tclockevents_program_event(bcdev, ktime_add_us(expires, 200), true);\n',
+	       boot=('det-hpet-halt',)),
+	Mutant('ipi-200us-late', GLUE, 'the wake IPIs go out 200 us after the expiry',
+	       '\tif (cpu < nr_cpu_ids)\n\t\tper_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);\n',
+	       '\tktime_t until = ktime_add_us(ktime_get(), 200);\n\n'
+	       '\twhile (ktime_before(ktime_get(), until))\n\t\tcpu_relax();\n'
+	       '\tif (cpu < nr_cpu_ids)\n\t\tper_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);\n',
+	       boot=('det-hpet-halt',)),
+	Mutant('last-cpu-waits-next-expiry', GLUE,
+	       "the last online CPU's wake IPI waits for the next expiry",
+	       '\tif (cpu < nr_cpu_ids)\n\t\tper_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);\n',
+	       '\tstatic struct cpumask held;\n\tunsigned int last = cpumask_last(cpu_online_mask);\n'
+	       '\tbool hold = cpumask_test_cpu(last, mask);\n\n'
+	       '\tcpumask_or(mask, mask, &held);\n\tcpumask_clear(&held);\n'
+	       '\tif (hold) {\n\t\tcpumask_clear_cpu(last, mask);\n\t\tcpumask_set_cpu(last, &held);\n\t}\n'
+	       '\tcpu = cpumask_first(mask);\n'
+	       '\tif (cpu < nr_cpu_ids)\n\t\tper_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);\n',
+	       boot=('det-hpet-halt',)),
 ]
 
 
@@ -312,9 +343,35 @@ def uml_kunit(scratch, logdir):
 	return results(js, text)
 
 
-def run_stages(scratch, logdir, core):
-	"""(stage that caught it or '', failed cases, note) for the tree as it is."""
+def boot_stage(scratch, logdir, names):
+	"""Boot scenarios names on the scratch tree's x86_64 kernel: (failed
+	checks as scenario:check, note); None if the build failed."""
+	if not x86_build(scratch, logdir):
+		return None
+	image = scratch / workspace.build_dir_name() / workspace.IMAGES['x86_64']
+	failed, notes = [], []
+	for name in names:
+		sc = scenarios.SCENARIOS[name]
+		out = logdir / name
+		b = runs.boot_scenario(image, sc, out, what=f'mutate {name}')
+		checks, _ = scenarios.verdict(sc, b.status, b.console, b.data)
+		(out / 'report.txt').write_text(
+			scenarios.report('ours', sc, b.status, b.console, b.data, b.secs) + '\n')
+		bad = [(c, d) for c, ok, d in checks if not ok]
+		failed += [f'{name}:{c}' for c, _ in bad]
+		notes += [f'{name} {c}: {d}' for c, d in bad]
+	return failed, '; '.join(notes) or 'every check passed'
+
+
+def run_stages(scratch, logdir, core, boot=()):
+	"""(stage that caught it or '', failed cases, note) for the tree as it is;
+	boot: the scenarios of a live mutant (see boot_stage())."""
 	logdir.mkdir(parents=True, exist_ok=True)
+	if boot:
+		res = boot_stage(scratch, logdir, boot)
+		if res is None:
+			return 'error', [], 'x86_64 build failed'
+		return ('boot' if res[0] else ''), res[0], res[1]
 	if core:
 		res = uml_kunit(scratch, logdir)
 		if res is None:
@@ -380,7 +437,10 @@ def main():
 
 	scratch = make_scratch(ours)
 	shutil.rmtree(OUT, ignore_errors=True)
+	live = sorted({n for m in mutants for n in m.boot})
 	stage, cases, note = run_stages(scratch, OUT / 'unmutated', core=True)
+	if not stage and live:
+		stage, cases, note = run_stages(scratch, OUT / 'unmutated', False, live)
 	if stage:
 		die(f'the unmutated tree fails ({stage}): {short(cases) or note}; see {OUT}/unmutated')
 	log(f'mutate: the unmutated tree passes ({note}); {len(mutants)} mutants')
@@ -392,7 +452,8 @@ def main():
 		text = (ours / m.path).read_text()
 		write_new(scratch / m.path, text.replace(m.old, m.new, 1).encode())
 		try:
-			stage, cases, note = run_stages(scratch, OUT / m.id, core=m.path in (CORE, CORE_H))
+			stage, cases, note = run_stages(scratch, OUT / m.id, m.path in (CORE, CORE_H),
+							m.boot)
 		finally:
 			restore(scratch, ours, [m.path])
 		rows.append((m, stage, cases, note, time.time() - t0))
