@@ -16,7 +16,8 @@ TB := $(PYTHON) tools/testing/tick-broadcast/tb.py
 
 # make bench RUNS=2 SCALING_RUNS=1: fewer boots per kernel and workload;
 # WORKLOADS=arm64-halt,arm64-irqoff: only those; PART=coalesce: only the
-# wakeup coalescing boots; PART=deterministic: only the QEMU -icount boots
+# wakeup coalescing boots; PART=deterministic: only the QEMU -icount boots;
+# PART=storm: only the wake-up storm (every CPU to the same deadlines)
 BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $(SCALING_RUNS)) \
 	      $(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(PART),--part $(PART))
 

@@ -69,6 +69,15 @@ per kernel with the same seed: lateness of the broadcast run, its
 control and the ARAT boot, and the enter+exit pair by part, with the
 spread over the boots. Device accesses cost one instruction there.
 
+Wake-up storm (--part storm runs only this): x86 HPET, halt flavour,
+under ICOUNT, STORM_SMP vCPUs: every CPU sleeps to the same deadlines
+(guest/init's storm step), so that each broadcast expiry wakes all of
+them at once; the lateness of the last CPU out of each round, with the
+deep state off (local timers) and on, STORM_RUNS seeds per kernel. The
+vCPUs run in turn in this mode, so the last CPU out waits for the others'
+work whatever the kernel; no lock is ever contended (a vCPU runs until it
+idles), which is what the mode hides.
+
 Output: one table per workload on stdout and in bench.txt, raw data in
 raw.json and every boot's logs, the lateness CDFs in lateness-cdf.png,
 all under $TB_CACHE/runs/bench/.
@@ -147,7 +156,7 @@ COALESCE_W_US = (0, 100, 500, 2000)
 COALESCE_PLAN = ['snap:start', 'deep:on', 'snap:mid', 'trace:on', f'lat:bc:{SAMPLES}',
 		 'snap:end', 'trace:off:bc']
 COALESCE_EVENTS = 'tb.events=tick_bc:tick_bc_enter+tick_bc:tick_bc_expire'
-PARTS_RUN = ('all', 'coalesce', 'deterministic')
+PARTS_RUN = ('all', 'coalesce', 'deterministic', 'storm')
 # QEMU's deterministic clock (scenarios.ICOUNT). A device access (HPET,
 # LAPIC, arch timer) costs one instruction there, so device costs are
 # left out.
@@ -155,6 +164,11 @@ ICOUNT = scenarios.ICOUNT
 DET_RUNS = 3
 # acpi-c2 spins through C2 on every vCPU: 4 minutes a boot in this mode.
 DET_WORKLOADS = ('hpet-halt', 'hpet-irqoff', 'arm64-halt', 'arm64-irqoff', 'psci')
+STORM_SMP = (8, 16)
+STORM_RUNS = 3
+STORM_ROUNDS = 300
+STORM_PLAN = ['deep:off', f'storm:control:{STORM_ROUNDS}', 'deep:on', 'snap:mid',
+	      f'storm:bc:{STORM_ROUNDS}', 'snap:end']
 
 
 # ---------------------------------------------------------------- metrics
@@ -335,6 +349,39 @@ def run_deterministic(outroot, runs=DET_RUNS, names=DET_WORKLOADS):
 		for w in names:
 			for tree in TREES if r % 2 == 0 else TREES[::-1]:
 				workload_boots(raw, w, tree, r, outroot, deterministic=True)
+	return raw
+
+
+def storm_boot(tree, smp, seed, outroot):
+	"""One wake-up storm boot: lateness of the last CPU out of each round
+	and of all CPUs, deep state off (control) and on (bc)."""
+	label = f'storm-{tree}-smp{smp}-{seed}'
+	out = outroot / label
+	shutil.rmtree(out, ignore_errors=True)
+	b = qemu.boot(qemu.Boot(workspace.kernel_image(tree), STORM_PLAN, out, HALT, smp=smp,
+				qemu=list(ICOUNT), timeout=600, seed=seed, what=f'bench {label}'))
+	lat = guestdata.parse(b.data)['lat']
+	m = {'status': b.status, 'secs': b.secs}
+	for run in ('control', 'bc'):
+		for who in ('last', 'all'):
+			for p in ('p50', 'p90', 'p99'):
+				x = lat.get(run, {}).get(who, {}).get(p)
+				if x is not None:
+					m[f'{run}_{who}_{p}'] = x
+	if 'bc_last_p50' in m and 'control_last_p50' in m:
+		m['added_last_p50'] = m['bc_last_p50'] - m['control_last_p50']
+	log(f'bench {label}: last CPU out p50 {m.get("bc_last_p50", float("nan")):.1f} us, '
+	    f'control {m.get("control_last_p50", float("nan")):.1f} us')
+	return m
+
+
+def run_storm(outroot, runs=STORM_RUNS):
+	"""{smp: {tree: [m...]}}: seeds 1..runs, the kernels alternating."""
+	raw = {n: {t: [] for t in TREES} for n in STORM_SMP}
+	for r in range(runs):
+		for n in STORM_SMP:
+			for tree in TREES if r % 2 == 0 else TREES[::-1]:
+				raw[n][tree].append(storm_boot(tree, n, r + 1, outroot))
 	return raw
 
 
@@ -545,6 +592,27 @@ def deterministic_table(name, det):
 		     'on hardware) ==', rows, ['', 'base (upstream)', 'ours', 'ours/base'])
 
 
+def storm_table(storm):
+	"""The wake-up storm: one row per vCPU count and measure."""
+	rows = []
+	for n, runs in storm.items():
+		b, o = runs['base'], runs['ours']
+		for key, label in (('control_last_p50', 'last CPU out p50, deep state off'),
+				   ('bc_last_p50', 'last CPU out p50, broadcast'),
+				   ('added_last_p50', 'added by the broadcast (same boot)'),
+				   ('control_last_p99', 'last CPU out p99, deep state off'),
+				   ('bc_last_p99', 'last CPU out p99, broadcast'),
+				   ('bc_all_p50', 'every CPU p50, broadcast')):
+			rows.append([f'{n} vCPUs: {label}', cell(values(b, key), '{:.1f}'),
+				     cell(values(o, key), '{:.1f}'),
+				     ratio(values(o, key), values(b, key))])
+	nruns = len(next(iter(storm.values()))['base'])
+	return table(f'== wake-up storm: hpet-halt, every CPU to the same deadlines '
+		     f'({STORM_ROUNDS} rounds 2-5 ms apart), deterministic (QEMU -icount: the '
+		     f'vCPUs run in turn, so no lock is contended), {nruns} seeds per kernel, '
+		     'us, median [min-max] ==', rows, ['', 'base (upstream)', 'ours', 'ours/base'])
+
+
 def hops_table(raw):
 	"""Where the late wakeups lost their time, from the traced boots."""
 	cols = [('base', 'bc'), ('ours', 'bc'), ('base', 'control'), ('ours', 'control')]
@@ -692,6 +760,8 @@ def cmd_bench(args):
 		names = [n for n in names if n in ('hpet-halt', 'arm64-halt')] or ['hpet-halt']
 	elif part == 'deterministic':
 		names = [n for n in names if n in DET_WORKLOADS] or list(DET_WORKLOADS)
+	elif part == 'storm':
+		names = ['hpet-halt']
 	for arch, variant in sorted({(WORKLOADS[n]['arch'], WORKLOADS[n].get('variant', ''))
 				     for n in names}):
 		for tree in TREES:
@@ -706,7 +776,9 @@ def cmd_bench(args):
 	co_arches = [a for a, w in (('x86_64', 'hpet-halt'), ('arm64', 'arm64-halt'))
 		     if w in names and part in ('all', 'coalesce')]
 	det_names = [n for n in names if n in DET_WORKLOADS] if part in ('all', 'deterministic') else []
+	storm = x86 and part in ('all', 'storm')
 	nboots = args.runs * (len(COALESCE_W_US) + 1) * len(co_arches)
+	nboots += storm * STORM_RUNS * len(STORM_SMP) * len(TREES)
 	nboots += DET_RUNS * len(TREES) * sum(1 + WORKLOADS[n]['arat'] for n in det_names)
 	if not only:
 		nboots += (args.runs * (len(names) + sum(WORKLOADS[n]['arat'] for n in names) + x86)
@@ -717,6 +789,8 @@ def cmd_bench(args):
 		raw[f'coalesce-{arch}'] = run_coalesce(outroot, args.runs, arch)
 	if det_names:
 		raw['deterministic'] = run_deterministic(outroot, DET_RUNS, det_names)
+	if storm:
+		raw['storm'] = run_storm(outroot)
 	(outroot / 'raw.json').write_text(json.dumps(raw, indent=1, default=str))
 	parts = ['Only ratios within this one run count: the machine is shared and noisy,',
 		 'and absolute figures drift between invocations. QEMU TCG, 2 host cores:',
@@ -732,6 +806,8 @@ def cmd_bench(args):
 		parts += [coalesce_table(raw[f'coalesce-{arch}'], args.runs, arch), '']
 	for name in det_names:
 		parts += [deterministic_table(name, raw['deterministic']), '']
+	if storm:
+		parts += [storm_table(raw['storm']), '']
 	parts.append(f'bench: {time.time() - t0:.0f} s (builds {built:.0f} s)')
 	text = '\n'.join(parts)
 	(outroot / 'bench.txt').write_text(text + '\n')

@@ -101,7 +101,7 @@ def parser():
 		       help=f'comma-separated subset of {",".join(bench.WORKLOADS)} (default: all)')
 	e.add_argument('--part', choices=bench.PARTS_RUN, default='all',
 		       help='coalesce: only the coalescing boots; deterministic: only the '
-			    'QEMU -icount boots (default all)')
+			    'QEMU -icount boots; storm: only the wake-up storm (default all)')
 	e.set_defaults(fn=bench.cmd_bench)
 	t = sub.add_parser('stress', help='hotplug, s2idle, hand-over, soak; debug, KCSAN')
 	t.add_argument('--kinds', default='', help=f'subset of {",".join(stress.FULL)} '

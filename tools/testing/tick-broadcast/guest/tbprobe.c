@@ -9,6 +9,13 @@
  *	TIMER_ABSTIME) and record how late the wakeup was. Prints per-CPU
  *	and overall percentiles, then the raw samples, as "@@" lines.
  *
+ *   tbprobe storm NAME ROUNDS MIN_US MAX_US SEED
+ *	Every online CPU sleeps ROUNDS times to one absolute deadline shared
+ *	by all, each MIN_US..MAX_US after the one before: one broadcast
+ *	expiry wakes every CPU at once. Prints the lateness of the last CPU
+ *	out of each round ("cpu=last"), of every CPU and of all together,
+ *	and the raw samples, as for lat.
+ *
  *   tbprobe soak NAME STOPFILE MIN_US MAX_US SEED HANG_S
  *	The same sleeps, on every CPU online at the start, until STOPFILE
  *	exists (CPUs may go offline meanwhile: the sleeper then moves).
@@ -152,13 +159,38 @@ static void report(const char *name, const char *who, int64_t *v, int n)
 	       v[n - 1] / 1000.0);
 }
 
+/* Read exactly n samples from fd into v; 0 on success. */
+static int read_samples(int fd, int64_t *v, int n)
+{
+	ssize_t got = 0, want = (ssize_t)n * sizeof(*v);
+
+	while (got < want) {
+		ssize_t r = read(fd, (char *)v + got, want - got);
+
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	return got != want;
+}
+
+static void print_raw(const char *name, const char *who, const int64_t *v, int n)
+{
+	int c;
+
+	printf("@@raw %s cpu=%s", name, who);
+	for (c = 0; c < n; c++)
+		printf("%c%lld", c ? ',' : ' ', (long long)v[c]);
+	printf("\n");
+}
+
 static int cmd_lat(int argc, char **argv)
 {
 	int count, min_us, max_us, ncpu = 0, cpus[MAX_CPUS], fds[MAX_CPUS];
 	uint64_t seed;
 	int64_t *all;
 	char who[16];
-	int c, i, nall = 0, failed = 0;
+	int i, nall = 0, failed = 0;
 
 	if (argc != 7)
 		return 2;
@@ -191,25 +223,14 @@ static int cmd_lat(int argc, char **argv)
 		return 1;
 	for (i = 0; i < ncpu; i++) {
 		int64_t *v = all + (size_t)i * count;
-		ssize_t got = 0, want = (ssize_t)count * sizeof(*v);
 
-		while (got < want) {
-			ssize_t r = read(fds[i], (char *)v + got, want - got);
-
-			if (r <= 0)
-				break;
-			got += r;
-		}
-		if (got != want) {
+		if (read_samples(fds[i], v, count)) {
 			printf("@@error lat %s cpu=%d short read\n", argv[2], cpus[i]);
 			failed = 1;
 			continue;
 		}
-		printf("@@raw %s cpu=%d", argv[2], cpus[i]);
-		for (c = 0; c < count; c++)
-			printf("%c%lld", c ? ',' : ' ', (long long)v[c]);
-		printf("\n");
 		snprintf(who, sizeof(who), "%d", cpus[i]);
+		print_raw(argv[2], who, v, count);
 		report(argv[2], who, v, count);
 		nall += count;
 	}
@@ -220,6 +241,96 @@ static int cmd_lat(int argc, char **argv)
 	}
 	fflush(stdout);
 	return failed;
+}
+
+static void storm_cpu(int cpu, int rounds, int min_us, int max_us,
+		      uint64_t seed, int64_t start, int fd)
+{
+	/* one sequence for every CPU: the same deadlines */
+	uint64_t rng = seed * 7919 + 1;
+	int64_t target = start;
+	int i;
+
+	pin_to(cpu);
+	for (i = 0; i < rounds; i++) {
+		struct timespec ts;
+		int64_t late;
+
+		target += (min_us + rng_next(&rng) % (max_us - min_us + 1)) * 1000LL;
+		ts.tv_sec = target / 1000000000;
+		ts.tv_nsec = target % 1000000000;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		late = now_ns() - target;
+		if (write(fd, &late, sizeof(late)) != sizeof(late))
+			exit(1);
+	}
+	exit(0);
+}
+
+static int cmd_storm(int argc, char **argv)
+{
+	int rounds, min_us, max_us, ncpu, cpus[MAX_CPUS], fds[MAX_CPUS];
+	int64_t *all, *last, start;
+	uint64_t seed;
+	int i, r, failed = 0;
+	char who[16];
+
+	if (argc != 7)
+		return 2;
+	rounds = atoi(argv[3]);
+	min_us = atoi(argv[4]);
+	max_us = atoi(argv[5]);
+	seed = strtoull(argv[6], NULL, 0);
+	if (rounds <= 0 || min_us <= 0 || max_us < min_us)
+		return 2;
+	ncpu = online_cpus(cpus);
+	if (ncpu <= 0)
+		return 1;
+	all = calloc((size_t)rounds * ncpu, sizeof(*all));
+	last = calloc(rounds, sizeof(*last));
+	if (!all || !last)
+		return 1;
+
+	/* time for every sleeper to start and pin itself before the first */
+	start = now_ns() + 200 * 1000000LL;
+	for (i = 0; i < ncpu; i++) {
+		int p[2];
+
+		if (pipe(p))
+			return 1;
+		if (fork() == 0) {
+			close(p[0]);
+			storm_cpu(cpus[i], rounds, min_us, max_us, seed, start, p[1]);
+		}
+		close(p[1]);
+		fds[i] = p[0];
+	}
+	for (i = 0; i < ncpu; i++) {
+		int64_t *v = all + (size_t)i * rounds;
+
+		if (read_samples(fds[i], v, rounds)) {
+			printf("@@error storm %s cpu=%d short read\n", argv[2], cpus[i]);
+			failed = 1;
+			continue;
+		}
+		for (r = 0; r < rounds; r++)
+			if (!i || v[r] > last[r])
+				last[r] = v[r];
+	}
+	while (wait(NULL) > 0)
+		;
+	if (failed)
+		return 1;
+	print_raw(argv[2], "last", last, rounds);
+	report(argv[2], "last", last, rounds);
+	for (i = 0; i < ncpu; i++) {
+		snprintf(who, sizeof(who), "%d", cpus[i]);
+		report(argv[2], who, all + (size_t)i * rounds, rounds);
+	}
+	report(argv[2], "all", all, rounds * ncpu);
+	fflush(stdout);
+	return 0;
 }
 
 /* Per sleeper, in memory shared with the parent. */
@@ -389,12 +500,14 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 2 && !strcmp(argv[1], "lat"))
 		ret = cmd_lat(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "storm"))
+		ret = cmd_storm(argc, argv);
 	else if (argc >= 2 && !strcmp(argv[1], "soak"))
 		ret = cmd_soak(argc, argv);
 	else if (argc >= 2 && !strcmp(argv[1], "exit"))
 		ret = cmd_exit(argc, argv);
 	if (ret == 2)
-		fprintf(stderr, "usage: tbprobe lat NAME COUNT MIN_US MAX_US SEED |\n"
+		fprintf(stderr, "usage: tbprobe lat|storm NAME COUNT MIN_US MAX_US SEED |\n"
 			"       soak NAME STOPFILE MIN_US MAX_US SEED HANG_S | exit CODE\n");
 	return ret;
 }
