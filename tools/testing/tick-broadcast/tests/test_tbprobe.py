@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""tbprobe on the host: a sleeper whose CPU is offline when it pins itself.
+"""tbprobe on the host: a sleeper whose CPU is offline when it pins itself;
+the storm's last CPU out of each round.
 
 A hotplug storm beside the lateness run can take a CPU offline between
 the probe's reading of the online CPUs and a sleeper's pin, which then
@@ -8,6 +9,7 @@ the first calls of every sleeper; the run must still deliver every
 sample. Needs gcc; seconds.
 """
 
+import re
 import shutil
 import subprocess
 import tempfile
@@ -43,7 +45,7 @@ int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 
 
 @unittest.skipUnless(shutil.which('gcc'), 'needs gcc')
-class OfflineCpuAtPin(unittest.TestCase):
+class OnTheHost(unittest.TestCase):
 	@classmethod
 	def setUpClass(cls):
 		cls.dir = tempfile.TemporaryDirectory()
@@ -69,6 +71,22 @@ class OfflineCpuAtPin(unittest.TestCase):
 		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 		self.assertNotIn('@@error', r.stdout)
 		self.assertRegex(r.stdout, r'@@lat pin cpu=all n=\d+ ')
+
+
+	def test_storm_last_cpu_is_the_latest_of_each_round(self):
+		r = subprocess.run([str(self.probe), 'storm', 's', '20', '1000', '2000', '1'],
+				   capture_output=True, text=True, timeout=60)
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		lat = {}
+		for m in re.finditer(r'^@@lat s cpu=(\S+) n=(\d+) p50=(\S+)', r.stdout, re.M):
+			lat[m.group(1)] = (int(m.group(2)), float(m.group(3)))
+		cpus = [c for c in lat if c.isdigit()]
+		self.assertTrue(cpus, r.stdout)
+		self.assertEqual(lat['last'][0], 20)
+		self.assertEqual(lat['all'][0], 20 * len(cpus))
+		# the latest of each round is at least as late as any CPU's
+		for c in cpus:
+			self.assertGreaterEqual(lat['last'][1], lat[c][1], r.stdout)
 
 
 if __name__ == '__main__':
