@@ -353,8 +353,11 @@ def uml_kunit(wt, env, jobs):
 		   f'{done.group(1) if done else "no result"}; log {wt}/.build-um/kunit-run.log')
 
 
-def verify(workdir, pristine, outdir, tested_tree, config, env, jobs, steps=True):
-	"""Test rows: the exported series applies, matches, builds, passes checkpatch."""
+def verify(workdir, pristine, outdir, tested_tree, config, env, jobs, steps=True, part='all'):
+	"""Test rows: the exported series applies, matches, builds, passes checkpatch.
+
+	part fixes: the standalone fixes, which must match the exported branch;
+	the tested tree is the whole series', so it is not compared."""
 	rows = []
 	repo = base_repo(workdir, pristine, '')
 	rows.append(row('series/base-manifest', MANIFEST.exists() and
@@ -372,6 +375,10 @@ def verify(workdir, pristine, outdir, tested_tree, config, env, jobs, steps=True
 		git(wt, 'am', '--abort', check=False)
 		return rows
 	same = git(wt, 'rev-parse', 'HEAD^{tree}') == git(repo, 'rev-parse', f'{BRANCH}^{{tree}}')
+	if part != 'all':
+		rows.append(row('series/identical-to-branch', same,
+				'the applied patches and the exported branch differ'))
+		return rows + series_rows(wt, patches, pristine, config, env, jobs, steps, False)
 	want = patchset.tree_files('ours', pristine)
 	diff = [p for p, data in want.items()
 		if (data is None) != (not (tested_tree / p).exists()) or
@@ -379,11 +386,20 @@ def verify(workdir, pristine, outdir, tested_tree, config, env, jobs, steps=True
 	rows.append(row('series/identical-to-tested-tree', same and not diff,
 			'differs: ' + ', '.join(diff[:10]) if diff else
 			'the applied series and the exported branch differ'))
+	return rows + series_rows(wt, patches, pristine, config, env, jobs, steps, True)
+
+
+def series_rows(wt, patches, pristine, config, env, jobs, steps, whole):
+	"""checkpatch and (steps) every step's build of the patches applied in
+	worktree wt; for the whole series also MAINTAINERS and the UML suite
+	(the fixes alone add neither files nor tests)."""
+	rows = []
 	commits = git(wt, 'rev-list', '--reverse', f'{BASE_TAG}..HEAD').split()
 	for patch in patches:
 		ok, bad = checkpatch(wt, patch)
 		rows.append(row(f'series/checkpatch/{patch.name}', ok, '\n'.join(bad[:10])))
-	rows += maintainer_rows(wt, new_files(pristine))
+	if whole:
+		rows += maintainer_rows(wt, new_files(pristine))
 	if steps:
 		# What the base itself warns about in the files the series touches.
 		git(wt, 'checkout', '-q', '--detach', BASE_TAG)
@@ -400,8 +416,9 @@ def verify(workdir, pristine, outdir, tested_tree, config, env, jobs, steps=True
 					f'{secs:.0f} s' + ('\n' + '\n'.join(msgs[:10]) if msgs else '')))
 			print(f'series: {patch.name}: built {" ".join(STEP_TARGETS)} in {secs:.0f} s'
 			      f'{"" if ok else " FAILED"}', flush=True)
-		rows.append(uml_kunit(wt, env, jobs))
-		print(f'series: {rows[-1][2]}', flush=True)
+		if whole:
+			rows.append(uml_kunit(wt, env, jobs))
+			print(f'series: {rows[-1][2]}', flush=True)
 	return rows
 
 
@@ -459,7 +476,7 @@ def cmd_series(args, ws):
 			tree = ws.prepare_tree('ours')
 			config = tree / ws.build_dir_name() / '.config'
 			rows = verify(ws.workdir(), pristine, outdir, tree, config, ws.build_env(),
-				      ws.JOBS)
+				      ws.JOBS, part=args.part)
 			for name, st, detail in rows:
 				print(f'{st.upper():4} {name}' + (f'\n     {detail}' if st == 'fail' else ''))
 			if any(r[1] == 'fail' for r in rows):
