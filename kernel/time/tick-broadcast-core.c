@@ -161,11 +161,14 @@
  *
  * The caller serialises all calls on an instance; in the kernel that is
  * tick_broadcast_lock, a raw spinlock taken with interrupts disabled,
- * nested inside clockevents_lock. The ops are called under it. The only
- * lockless reader is tick_check_broadcast_expired(), which reads this
- * CPU's force bit; the bit is written by that CPU's own exit and cleared
- * by expiry on another CPU, and a stale read only costs one more round of
- * the poll loop or one shallow idle entry.
+ * nested inside clockevents_lock. The ops are called under it. There are
+ * two lockless readers, each of its own CPU's bit. The idle loop's
+ * tick_check_broadcast_expired() reads the force bit, which that CPU's own
+ * exit sets and expiry on another CPU clears: a stale read only costs one
+ * more round of the poll loop or one shallow idle entry. The exit reads
+ * the pending bit (tick_bc_woken()), which expiry on another CPU sets and
+ * only that CPU clears: a set bit cannot be stale, a clear one only costs
+ * a clock read the exit turns out not to need.
  *
  * Races handled
  * -------------

@@ -266,6 +266,16 @@ static inline ktime_t tick_bc_slept_until(struct tick_bc *bc, unsigned int cpu)
 	return bc->sleep[cpu].expires;
 }
 
+/*
+ * @cpu was woken by an expiry and has not left idle yet. For @cpu itself,
+ * without the lock: only @cpu clears its pending bit while it is online,
+ * so a set bit stays set until its exit; a clear one may be set meanwhile.
+ */
+static inline bool tick_bc_woken(const struct tick_bc *bc, unsigned int cpu)
+{
+	return test_bit(cpu, bc->pending);
+}
+
 /* Somebody relies on the oneshot broadcast: the device must not stop. */
 static inline bool tick_bc_busy(struct tick_bc *bc)
 {

@@ -1035,6 +1035,7 @@ static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 	return tick_bc_enter_refused(r) ? -EBUSY : 0;
 }
 
+/* @now: the time, or 0 for a CPU tick_bc_woken() found woken. */
 static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t now)
 {
 	enum tick_bc_exit_action a;
@@ -1063,7 +1064,7 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
 	default:
 		break;
 	}
-	tick_bc_stats_exit(a, now, slept_until);
+	tick_bc_stats_exit(a, slept_until);
 }
 
 /* ENTER or EXIT for @cpu, whose tick device is @dev. Interrupts disabled. */
@@ -1082,10 +1083,13 @@ static int bc_oneshot_control(enum tick_broadcast_state state,
 		return bc_enter(dev, cpu);
 
 	/*
-	 * Read the clock before taking the lock, not under it: an earlier
-	 * "now" can only turn a force into a reprogram, which is always safe.
+	 * Only an exit before the broadcast woke the CPU needs the time, and
+	 * reads it before taking the lock, not under it: an earlier "now" can
+	 * only turn a force into a reprogram, which is always safe. A woken
+	 * CPU reads no clock, which is an HPET access where the TSC stops in
+	 * deep idle.
 	 */
-	bc_exit(dev, cpu, ktime_get());
+	bc_exit(dev, cpu, tick_bc_woken(&tick_bc, cpu) ? 0 : ktime_get());
 	return 0;
 }
 

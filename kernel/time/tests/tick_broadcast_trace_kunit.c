@@ -156,6 +156,17 @@ static struct rec *rec_at(int i)
 	return i < min(atomic_read(&trace_log.n), NR_RECS) ? &trace_log.recs[i] : NULL;
 }
 
+/* Woken exits whose lateness the statistics counted. */
+static u64 late_counted(const struct tick_bc_stats *s)
+{
+	u64 n = 0;
+	int i;
+
+	for (i = 0; i < TICK_BC_LATE_BUCKETS; i++)
+		n += s->late[i];
+	return n;
+}
+
 static bool expired_seen(void)
 {
 	struct rec *r;
@@ -389,6 +400,7 @@ static void trace_enter_expire_exit(struct kunit *test)
 		KUNIT_EXPECT_LT(test, woken_at, exit_at);
 		KUNIT_EXPECT_EQ(test, after.exit[TICK_BC_EXIT_WOKEN] -
 				before.exit[TICK_BC_EXIT_WOKEN], 1);
+		KUNIT_EXPECT_EQ(test, late_counted(&after) - late_counted(&before), 1);
 		return;
 	}
 	KUNIT_ASSERT_EQ(test, r->result, TICK_BC_EXIT_FORCED);
