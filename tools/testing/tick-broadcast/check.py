@@ -218,7 +218,8 @@ def cmd_check(args):
 	# The debug kernel checks our locking and lifetimes (lockdep, KASAN,
 	# timer objects). The base's debug boots are make stress's: they
 	# cost a kernel build and five slow boots per check, and the base's
-	# periodic mode hangs there under host load (a known failure).
+	# periodic mode crawls there under host load, its CPUs queued on
+	# tick_broadcast_lock (see the README).
 	debug = [] if args.quick else scenarios.DEBUG_SCENARIOS
 	if debug and build('ours', 'debug'):
 		emit(workspace.kunit('ours', 'debug'))
