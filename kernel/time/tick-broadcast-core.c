@@ -166,9 +166,10 @@
  * tick_check_broadcast_expired() reads the force bit, which that CPU's own
  * exit sets and expiry on another CPU clears: a stale read only costs one
  * more round of the poll loop or one shallow idle entry. The exit reads
- * the pending bit (tick_bc_woken()), which expiry on another CPU sets and
- * only that CPU clears: a set bit cannot be stale, a clear one only costs
- * a clock read the exit turns out not to need.
+ * the pending bit (tick_bc_wake_pending()), which expiry on another CPU
+ * sets and only code on that CPU clears: with interrupts disabled a set
+ * bit cannot be stale, and a clear one only costs a clock read the exit
+ * turns out not to need.
  *
  * Races handled
  * -------------

@@ -9,6 +9,7 @@
 
 #include <linux/bitmap.h>
 #include <linux/clockchips.h>
+#include <linux/compiler.h>
 #include <linux/ktime.h>
 #include <linux/tick.h>
 #include <linux/timerqueue.h>
@@ -267,13 +268,16 @@ static inline ktime_t tick_bc_slept_until(struct tick_bc *bc, unsigned int cpu)
 }
 
 /*
- * @cpu was woken by an expiry and has not left idle yet. For @cpu itself,
- * without the lock: only @cpu clears its pending bit while it is online,
- * so a set bit stays set until its exit; a clear one may be set meanwhile.
+ * An expiry popped @cpu and its wake IPI is on the way. For @cpu itself,
+ * with interrupts disabled, without the lock: only code running on @cpu
+ * clears its pending bit (its exit, an expiry it handles, its tick
+ * device's setup), so a set bit stays set until @cpu takes the lock; a
+ * clear one may be set meanwhile by an expiry on another CPU.
  */
-static inline bool tick_bc_woken(const struct tick_bc *bc, unsigned int cpu)
+static inline bool tick_bc_wake_pending(const struct tick_bc *bc, unsigned int cpu)
 {
-	return test_bit(cpu, bc->pending);
+	/* Races with the lock holders' writes of other bits of the word. */
+	return data_race(test_bit(cpu, bc->pending));
 }
 
 /* Somebody relies on the oneshot broadcast: the device must not stop. */

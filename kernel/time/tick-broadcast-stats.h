@@ -14,7 +14,6 @@
 #include <linux/ktime.h>
 #include <linux/jump_label.h>
 #include <linux/percpu.h>
-#include <linux/timekeeping.h>
 
 #include "tick-broadcast-core.h"
 
@@ -61,22 +60,23 @@ static inline void tick_bc_stats_enter(enum tick_bc_enter_result r)
 		__this_cpu_inc(tick_bc_stats.enter[r]);
 }
 
-/*
- * @slept_until: the wakeup time of a woken exit. A woken exit reads no
- * clock, so its lateness costs a clock read here, and only while counting.
- */
-static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, ktime_t slept_until)
+/* Counting: an exit must read the clock for its lateness. */
+static inline bool tick_bc_stats_counting(void)
 {
+	return static_branch_unlikely(&tick_bc_stats_on);
+}
+
+/* @now: the exit's time; @slept_until: the wakeup time of a woken exit. */
+static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, ktime_t now,
+				      ktime_t slept_until)
+{
+	s64 late_ns = ktime_sub(now, slept_until);
 	unsigned int b;
-	s64 late_ns;
 
 	if (!static_branch_unlikely(&tick_bc_stats_on))
 		return;
 	__this_cpu_inc(tick_bc_stats.exit[a]);
-	if (a != TICK_BC_EXIT_WOKEN)
-		return;
-	late_ns = ktime_sub(ktime_get(), slept_until);
-	if (late_ns < 0)
+	if (a != TICK_BC_EXIT_WOKEN || late_ns < 0)
 		return;
 	b = late_ns < 1000 ? 0 : (fls64(late_ns / 1000) + 1) / 2;
 	__this_cpu_inc(tick_bc_stats.late[min(b, TICK_BC_LATE_BUCKETS - 1)]);
@@ -103,7 +103,9 @@ static inline void tick_bc_stats_coalesced(const struct tick_bc_coalesced *c)
 #else
 static inline void tick_bc_stats_start(void) { }
 static inline void tick_bc_stats_enter(enum tick_bc_enter_result r) { }
-static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, ktime_t slept_until) { }
+static inline bool tick_bc_stats_counting(void) { return false; }
+static inline void tick_bc_stats_exit(enum tick_bc_exit_action a, ktime_t now,
+				      ktime_t slept_until) { }
 static inline void tick_bc_stats_irq(unsigned int woken) { }
 static inline void tick_bc_stats_coalesced(const struct tick_bc_coalesced *c) { }
 #endif

@@ -1035,7 +1035,10 @@ static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 	return tick_bc_enter_refused(r) ? -EBUSY : 0;
 }
 
-/* @now: the time, or 0 for a CPU tick_bc_woken() found woken. */
+/*
+ * @now: the time, or 0 where bc_exit_time() found none needed: a 0 can at
+ * worst turn a forced exit into a reprogram, which is always safe.
+ */
 static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t now)
 {
 	enum tick_bc_exit_action a;
@@ -1064,7 +1067,23 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
 	default:
 		break;
 	}
-	tick_bc_stats_exit(a, slept_until);
+	tick_bc_stats_exit(a, now, slept_until);
+}
+
+/*
+ * The time for an exit, read before taking the lock, not under it: an
+ * earlier "now" can only turn a forced exit into a reprogram, which is
+ * always safe. Only an exit with an event that the broadcast has not
+ * woken it for needs it (and the statistics, while they count): a clock
+ * read is a device access where the clocksource is the HPET or the ACPI
+ * PM timer.
+ */
+static ktime_t bc_exit_time(struct clock_event_device *dev, unsigned int cpu)
+{
+	if (tick_bc_stats_counting() ||
+	    (dev->next_event != KTIME_MAX && !tick_bc_wake_pending(&tick_bc, cpu)))
+		return ktime_get();
+	return 0;
 }
 
 /* ENTER or EXIT for @cpu, whose tick device is @dev. Interrupts disabled. */
@@ -1082,14 +1101,7 @@ static int bc_oneshot_control(enum tick_broadcast_state state,
 	if (state == TICK_BROADCAST_ENTER)
 		return bc_enter(dev, cpu);
 
-	/*
-	 * Only an exit before the broadcast woke the CPU needs the time, and
-	 * reads it before taking the lock, not under it: an earlier "now" can
-	 * only turn a force into a reprogram, which is always safe. A woken
-	 * CPU reads no clock, which is an HPET access where the TSC stops in
-	 * deep idle.
-	 */
-	bc_exit(dev, cpu, tick_bc_woken(&tick_bc, cpu) ? 0 : ktime_get());
+	bc_exit(dev, cpu, bc_exit_time(dev, cpu));
 	return 0;
 }
 
