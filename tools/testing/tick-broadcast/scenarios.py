@@ -389,9 +389,10 @@ def lateness_checks(tree, c, b):
 def deterministic_checks(c, b):
 	"""The lateness checks of a deterministic boot: every CPU's broadcast
 	run b against its control c ({cpu: stats}), the worst CPU reported."""
-	cpus = sorted((k for k in b if k != 'all' and k in c), key=int)
-	if not cpus:
-		return [('lateness-det', False, 'no per-CPU lateness results')]
+	cpus = sorted((k for k in b if k.isdigit()), key=int)
+	if not cpus or cpus != sorted((k for k in c if k.isdigit()), key=int):
+		return [('lateness-det', False, 'per-CPU lateness results missing: broadcast run '
+			 f'{cpus}, control {sorted(k for k in c if k.isdigit())}')]
 	checks = []
 	for p, slack, name in (('p50', DET_P50_SLACK_US, 'lateness-median-det'),
 			       ('p90', DET_P90_SLACK_US, 'lateness-det')):

@@ -13,8 +13,11 @@
  *	Every online CPU sleeps ROUNDS times to one absolute deadline shared
  *	by all, each MIN_US..MAX_US after the one before: one broadcast
  *	expiry wakes every CPU at once. Prints the lateness of the last CPU
- *	out of each round ("cpu=last"), of every CPU and of all together,
- *	and the raw samples, as for lat.
+ *	out of each round ("cpu=last", with its raw samples), of every CPU
+ *	and of all together; and "@@storm NAME missed=N" for the rounds some
+ *	CPU began after their deadline had passed (no wakeup was measured
+ *	there: its lateness is how late the CPU came back from the round
+ *	before).
  *
  *   tbprobe soak NAME STOPFILE MIN_US MAX_US SEED HANG_S
  *	The same sleeps, on every CPU online at the start, until STOPFILE
@@ -251,6 +254,8 @@ static void storm_cpu(int cpu, int rounds, int min_us, int max_us,
 	int64_t target = start;
 	int i;
 
+	int64_t missed = 0;
+
 	pin_to(cpu);
 	for (i = 0; i < rounds; i++) {
 		struct timespec ts;
@@ -259,19 +264,24 @@ static void storm_cpu(int cpu, int rounds, int min_us, int max_us,
 		target += (min_us + rng_next(&rng) % (max_us - min_us + 1)) * 1000LL;
 		ts.tv_sec = target / 1000000000;
 		ts.tv_nsec = target % 1000000000;
+		if (now_ns() >= target)
+			missed++;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 		late = now_ns() - target;
 		if (write(fd, &late, sizeof(late)) != sizeof(late))
 			exit(1);
 	}
+	/* after the samples: the rounds begun too late */
+	if (write(fd, &missed, sizeof(missed)) != sizeof(missed))
+		exit(1);
 	exit(0);
 }
 
 static int cmd_storm(int argc, char **argv)
 {
 	int rounds, min_us, max_us, ncpu, cpus[MAX_CPUS], fds[MAX_CPUS];
-	int64_t *all, *last, start;
+	int64_t *all, *last, start, missed = 0;
 	uint64_t seed;
 	int i, r, failed = 0;
 	char who[16];
@@ -307,13 +317,14 @@ static int cmd_storm(int argc, char **argv)
 		fds[i] = p[0];
 	}
 	for (i = 0; i < ncpu; i++) {
-		int64_t *v = all + (size_t)i * rounds;
+		int64_t *v = all + (size_t)i * rounds, m;
 
-		if (read_samples(fds[i], v, rounds)) {
+		if (read_samples(fds[i], v, rounds) || read_samples(fds[i], &m, 1)) {
 			printf("@@error storm %s cpu=%d short read\n", argv[2], cpus[i]);
 			failed = 1;
 			continue;
 		}
+		missed += m;
 		for (r = 0; r < rounds; r++)
 			if (!i || v[r] > last[r])
 				last[r] = v[r];
@@ -329,6 +340,7 @@ static int cmd_storm(int argc, char **argv)
 		report(argv[2], who, all + (size_t)i * rounds, rounds);
 	}
 	report(argv[2], "all", all, rounds * ncpu);
+	printf("@@storm %s missed=%lld\n", argv[2], (long long)missed);
 	fflush(stdout);
 	return 0;
 }

@@ -4,6 +4,7 @@
 import re
 import shutil
 import subprocess
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -42,6 +43,45 @@ class WaitOneshot(unittest.TestCase):
 			  'xnohz=off highres=off'):
 			with self.subTest(cmdline=c):
 				self.assertTrue(self.waits(c))
+
+	def test_gives_up_after_ten_seconds(self):
+		script = ('cat() { echo "$CMDLINE"; }\n'
+			  'sleep() { n=$((n + 1)); }\n'
+			  'tick_periodic() { return 0; }\n'
+			  + function('wait_oneshot') + 'n=0; wait_oneshot; echo "slept $n"\n')
+		r = subprocess.run(SH + ['-c', script], env={'CMDLINE': 'a b', 'PATH': '/usr/bin:/bin'},
+				   capture_output=True, text=True, timeout=10)
+		self.assertIn('slept 100', r.stdout)
+		self.assertIn('@@error tick still periodic after 10 s', r.stdout)
+
+
+# /proc/timer_list's tick devices as 6.12 prints them (timer_list.c)
+BROADCAST = 'Tick Device: mode:     {}\nBroadcast device\nClock Event Device: hpet\n mode: 3\n\n'
+PER_CPU = 'Tick Device: mode:     {}\nPer CPU device: {}\nClock Event Device: lapic\n mode: 3\n\n'
+
+
+class TickPeriodic(unittest.TestCase):
+	"""tick_periodic() reads the per-CPU tick devices' modes, not the
+	broadcast device's."""
+
+	def periodic(self, text):
+		with tempfile.NamedTemporaryFile('w', suffix='.timer_list') as f:
+			f.write(text)
+			f.flush()
+			fn = function('tick_periodic').replace('/proc/timer_list', f.name)
+			r = subprocess.run(SH + ['-c', fn + 'tick_periodic && echo yes || echo no'],
+					   env={'PATH': '/usr/bin:/bin'}, capture_output=True, text=True,
+					   timeout=10)
+		return r.stdout.strip() == 'yes'
+
+	def test_modes(self):
+		for text, want in (
+				(BROADCAST.format(0) + PER_CPU.format(1, 0) + PER_CPU.format(1, 1), False),
+				(BROADCAST.format(1) + PER_CPU.format(1, 0) + PER_CPU.format(0, 1), True),
+				(BROADCAST.format(0) + PER_CPU.format(0, 0), True),
+				('', False)):
+			with self.subTest(text=text):
+				self.assertEqual(self.periodic(text), want)
 
 
 if __name__ == '__main__':

@@ -78,15 +78,18 @@ class OnTheHost(unittest.TestCase):
 				   capture_output=True, text=True, timeout=60)
 		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 		lat = {}
-		for m in re.finditer(r'^@@lat s cpu=(\S+) n=(\d+) p50=(\S+)', r.stdout, re.M):
-			lat[m.group(1)] = (int(m.group(2)), float(m.group(3)))
+		for m in re.finditer(r'^@@lat s cpu=(\S+) n=(\d+) p50=(\S+) .*max=(\S+)', r.stdout, re.M):
+			lat[m.group(1)] = (int(m.group(2)), float(m.group(3)), float(m.group(4)))
 		cpus = [c for c in lat if c.isdigit()]
 		self.assertTrue(cpus, r.stdout)
 		self.assertEqual(lat['last'][0], 20)
 		self.assertEqual(lat['all'][0], 20 * len(cpus))
-		# the latest of each round is at least as late as any CPU's
+		# the latest of each round is at least as late as any CPU's, and
+		# the latest of them all is the latest sample
 		for c in cpus:
 			self.assertGreaterEqual(lat['last'][1], lat[c][1], r.stdout)
+		self.assertEqual(lat['last'][2], lat['all'][2], r.stdout)
+		self.assertRegex(r.stdout, r'@@storm s missed=\d+')
 
 
 if __name__ == '__main__':
