@@ -354,9 +354,7 @@ def boot_stage(scratch, logdir, names):
 		sc = scenarios.SCENARIOS[name]
 		out = logdir / name
 		b = runs.boot_scenario(image, sc, out, what=f'mutate {name}')
-		checks, _ = scenarios.verdict(sc, b.status, b.console, b.data)
-		(out / 'report.txt').write_text(
-			scenarios.report('ours', sc, b.status, b.console, b.data, b.secs) + '\n')
+		checks, _, _ = runs.judge('ours', sc, out, b, True)
 		bad = [(c, d) for c, ok, d in checks if not ok]
 		failed += [f'{name}:{c}' for c, _ in bad]
 		notes += [f'{name} {c}: {d}' for c, d in bad]

@@ -27,7 +27,8 @@ def boot_scenario(kernel, sc, out, seed=1, what=None):
 	return qemu.boot(b)
 
 
-def _judge(tree, sc, out, boot, timing):
+def judge(tree, sc, out, boot, timing):
+	"""(checks, metrics, seconds) of a boot of sc; its report.txt goes to out."""
 	checks, m = scenarios.verdict(sc, boot.status, boot.console, boot.data, timing, tree)
 	(out / 'report.txt').write_text(
 		scenarios.report(tree, sc, boot.status, boot.console, boot.data, boot.secs,
@@ -48,7 +49,7 @@ def run(name, tree, outroot, seed=1, variant='', retry=True):
 	out = outroot / f'{label}-{tree}'
 	timing = not variant
 	boot = boot_scenario(kernel, sc, out, seed, what=row)
-	checks, m, secs = _judge(tree, sc, out, boot, timing)
+	checks, m, secs = judge(tree, sc, out, boot, timing)
 	note = ''
 	known = tree == 'base' and sc.get('base_known')
 	if retry and not known and scenarios.retryable(checks, boot.status):
@@ -60,7 +61,7 @@ def run(name, tree, outroot, seed=1, variant='', retry=True):
 		shutil.rmtree(keep, ignore_errors=True)
 		out.rename(keep)
 		boot = boot_scenario(kernel, sc, out, seed, what=f'{row} (retry)')
-		checks, m, secs = _judge(tree, sc, out, boot, timing)
+		checks, m, secs = judge(tree, sc, out, boot, timing)
 		note = (f' (second try; the first, in {keep}, failed on timing only at host '
 			f'load {load:.1f}: {first})')
 	bad = [f'{c}: {d}' for c, ok, d in checks if not ok]

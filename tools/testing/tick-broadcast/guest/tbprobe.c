@@ -101,28 +101,55 @@ static void pin_to(int cpu)
 		cpu, strerror(errno));
 }
 
-static void run_cpu(int cpu, int count, int min_us, int max_us,
-		    uint64_t seed, int fd)
+/* A lat or storm run: COUNT MIN_US MAX_US SEED of its command line. */
+struct run_args {
+	int count, min_us, max_us;
+	uint64_t seed;
+};
+
+static int parse_run(int argc, char **argv, struct run_args *a)
 {
-	uint64_t rng = seed * 7919 + cpu + 1;
+	if (argc != 7)
+		return -1;
+	a->count = atoi(argv[3]);
+	a->min_us = atoi(argv[4]);
+	a->max_us = atoi(argv[5]);
+	a->seed = strtoull(argv[6], NULL, 0);
+	return a->count <= 0 || a->min_us <= 0 || a->max_us < a->min_us ? -1 : 0;
+}
+
+/*
+ * One CPU's sleeper: writes each sleep's lateness to @fd. With @start 0
+ * (lat) each sleep is MIN_US..MAX_US from the time it begins, a sequence
+ * of the CPU's own; otherwise (storm) each deadline is MIN_US..MAX_US
+ * after the one before, from @start, the same sequence on every CPU, and
+ * after the samples it writes how many rounds began past their deadline.
+ */
+static void sleeper(int cpu, const struct run_args *a, int64_t start, int fd)
+{
+	uint64_t rng = a->seed * 7919 + (start ? 0 : cpu) + 1;
+	int64_t target = start, missed = 0;
 	int i;
 
 	pin_to(cpu);
-	for (i = 0; i < count; i++) {
-		int64_t delay = (min_us + rng_next(&rng) % (max_us - min_us + 1)) * 1000LL;
-		int64_t target = now_ns() + delay;
-		struct timespec ts = {
-			.tv_sec = target / 1000000000,
-			.tv_nsec = target % 1000000000,
-		};
+	for (i = 0; i < a->count; i++) {
+		int64_t delay = (a->min_us + rng_next(&rng) % (a->max_us - a->min_us + 1)) * 1000LL;
+		struct timespec ts;
 		int64_t late;
 
+		target = (start ? target : now_ns()) + delay;
+		ts.tv_sec = target / 1000000000;
+		ts.tv_nsec = target % 1000000000;
+		if (now_ns() >= target)
+			missed++;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 		late = now_ns() - target;
 		if (write(fd, &late, sizeof(late)) != sizeof(late))
 			exit(1);
 	}
+	if (start && write(fd, &missed, sizeof(missed)) != sizeof(missed))
+		exit(1);
 	exit(0);
 }
 
@@ -162,6 +189,27 @@ static void report(const char *name, const char *who, int64_t *v, int n)
 	       v[n - 1] / 1000.0);
 }
 
+/* Fork a sleeper() per CPU of cpus[]; fds[]: the pipes they write to. */
+static int spawn_sleepers(const int *cpus, int ncpu, const struct run_args *a,
+			  int64_t start, int *fds)
+{
+	int i;
+
+	for (i = 0; i < ncpu; i++) {
+		int p[2];
+
+		if (pipe(p))
+			return -1;
+		if (fork() == 0) {
+			close(p[0]);
+			sleeper(cpus[i], a, start, p[1]);
+		}
+		close(p[1]);
+		fds[i] = p[0];
+	}
+	return 0;
+}
+
 /* Read exactly n samples from fd into v; 0 on success. */
 static int read_samples(int fd, int64_t *v, int n)
 {
@@ -189,37 +237,18 @@ static void print_raw(const char *name, const char *who, const int64_t *v, int n
 
 static int cmd_lat(int argc, char **argv)
 {
-	int count, min_us, max_us, ncpu = 0, cpus[MAX_CPUS], fds[MAX_CPUS];
-	uint64_t seed;
+	int ncpu, cpus[MAX_CPUS], fds[MAX_CPUS], count;
+	struct run_args a;
 	int64_t *all;
 	char who[16];
 	int i, nall = 0, failed = 0;
 
-	if (argc != 7)
+	if (parse_run(argc, argv, &a))
 		return 2;
-	count = atoi(argv[3]);
-	min_us = atoi(argv[4]);
-	max_us = atoi(argv[5]);
-	seed = strtoull(argv[6], NULL, 0);
-	if (count <= 0 || min_us <= 0 || max_us < min_us)
-		return 2;
-
+	count = a.count;
 	ncpu = online_cpus(cpus);
-	if (ncpu <= 0)
+	if (ncpu <= 0 || spawn_sleepers(cpus, ncpu, &a, 0, fds))
 		return 1;
-
-	for (i = 0; i < ncpu; i++) {
-		int p[2];
-
-		if (pipe(p))
-			return 1;
-		if (fork() == 0) {
-			close(p[0]);
-			run_cpu(cpus[i], count, min_us, max_us, seed, p[1]);
-		}
-		close(p[1]);
-		fds[i] = p[0];
-	}
 
 	all = calloc((size_t)count * ncpu, sizeof(*all));
 	if (!all)
@@ -246,54 +275,17 @@ static int cmd_lat(int argc, char **argv)
 	return failed;
 }
 
-static void storm_cpu(int cpu, int rounds, int min_us, int max_us,
-		      uint64_t seed, int64_t start, int fd)
-{
-	/* one sequence for every CPU: the same deadlines */
-	uint64_t rng = seed * 7919 + 1;
-	int64_t target = start;
-	int i;
-
-	int64_t missed = 0;
-
-	pin_to(cpu);
-	for (i = 0; i < rounds; i++) {
-		struct timespec ts;
-		int64_t late;
-
-		target += (min_us + rng_next(&rng) % (max_us - min_us + 1)) * 1000LL;
-		ts.tv_sec = target / 1000000000;
-		ts.tv_nsec = target % 1000000000;
-		if (now_ns() >= target)
-			missed++;
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-		late = now_ns() - target;
-		if (write(fd, &late, sizeof(late)) != sizeof(late))
-			exit(1);
-	}
-	/* after the samples: the rounds begun too late */
-	if (write(fd, &missed, sizeof(missed)) != sizeof(missed))
-		exit(1);
-	exit(0);
-}
-
 static int cmd_storm(int argc, char **argv)
 {
-	int rounds, min_us, max_us, ncpu, cpus[MAX_CPUS], fds[MAX_CPUS];
-	int64_t *all, *last, start, missed = 0;
-	uint64_t seed;
+	int rounds, ncpu, cpus[MAX_CPUS], fds[MAX_CPUS];
+	int64_t *all, *last, missed = 0;
+	struct run_args a;
 	int i, r, failed = 0;
 	char who[16];
 
-	if (argc != 7)
+	if (parse_run(argc, argv, &a))
 		return 2;
-	rounds = atoi(argv[3]);
-	min_us = atoi(argv[4]);
-	max_us = atoi(argv[5]);
-	seed = strtoull(argv[6], NULL, 0);
-	if (rounds <= 0 || min_us <= 0 || max_us < min_us)
-		return 2;
+	rounds = a.count;
 	ncpu = online_cpus(cpus);
 	if (ncpu <= 0)
 		return 1;
@@ -301,21 +293,9 @@ static int cmd_storm(int argc, char **argv)
 	last = calloc(rounds, sizeof(*last));
 	if (!all || !last)
 		return 1;
-
 	/* time for every sleeper to start and pin itself before the first */
-	start = now_ns() + 200 * 1000000LL;
-	for (i = 0; i < ncpu; i++) {
-		int p[2];
-
-		if (pipe(p))
-			return 1;
-		if (fork() == 0) {
-			close(p[0]);
-			storm_cpu(cpus[i], rounds, min_us, max_us, seed, start, p[1]);
-		}
-		close(p[1]);
-		fds[i] = p[0];
-	}
+	if (spawn_sleepers(cpus, ncpu, &a, now_ns() + 200 * 1000000LL, fds))
+		return 1;
 	for (i = 0; i < ncpu; i++) {
 		int64_t *v = all + (size_t)i * rounds, m;
 
