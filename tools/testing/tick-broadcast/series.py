@@ -69,12 +69,14 @@ class Failed(Exception):
 	"""A step of export, verify or apply failed; the message says which."""
 
 
-def git(repo, *args, env=None, check=True, **kw):
+def git(repo, *args, env=None, check=True, strip=True, **kw):
+	"""git's output, stripped unless strip=False (a diff's last context
+	line may be a single space)."""
 	r = subprocess.run(['git', '-C', str(repo)] + list(args), capture_output=True,
 			   text=True, env=env, **kw)
 	if check and r.returncode:
 		raise Failed(f'git {" ".join(args)} in {repo} failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}')
-	return r.stdout.strip()
+	return r.stdout.strip() if strip else r.stdout
 
 
 def identity():

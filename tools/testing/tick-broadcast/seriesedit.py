@@ -70,7 +70,7 @@ def read_commit(wt, commit):
 		p = patchset.parse_conf(f'patch {m.group(1)}{m.group(2)}\n', commit)[0]
 	else:
 		p = patchset.Patch(0, slugify(body.partition('\n')[0]), ('ours',))
-	diff = git(wt, 'diff', '--no-renames', '--no-ext-diff', f'{commit}^', commit) + '\n'
+	diff = git(wt, 'diff', '--no-renames', '--no-ext-diff', f'{commit}^', commit, strip=False)
 	return p, body, diff
 
 

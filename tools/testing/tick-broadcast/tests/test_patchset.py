@@ -2,6 +2,7 @@
 """patchset: the series as a stack of diffs; seriesedit's pure parts."""
 
 import re
+import subprocess
 import tempfile
 import unittest
 from pathlib import Path
@@ -115,6 +116,30 @@ class EditTrailer(unittest.TestCase):
 		self.assertEqual(line, 'Tb-Patch: fix-it ours fix\n')
 		q = patchset.parse_conf('patch ' + line.split(': ', 1)[1])[0]
 		self.assertEqual((q.slug, q.trees, q.fix), ('fix-it', ('ours',), True))
+
+
+class ReadCommit(unittest.TestCase):
+	def test_a_diff_that_ends_in_a_blank_context_line_applies(self):
+		"""git diff ends such a hunk with a line of one space: the
+		saved diff must keep it, or git apply calls it corrupt."""
+		with tempfile.TemporaryDirectory() as d:
+			def git(*args):
+				subprocess.run(['git', '-C', d, '-c', 'user.name=t', '-c', 'user.email=t@t']
+					       + list(args), check=True, capture_output=True)
+			f = Path(d) / 'a.c'
+			f.write_text('int a;\nint b;\nint c;\n\nint d;\n')
+			git('init', '-q')
+			git('add', 'a.c')
+			git('commit', '-q', '-m', 'one')
+			f.write_text('int a2;\nint b;\nint c;\n\nint d;\n')
+			git('commit', '-q', '-a', '-m', 'two\n\nTb-Patch: two ours')
+			p, body, diff = seriesedit.read_commit(Path(d), 'HEAD')
+			self.assertTrue(diff.endswith('\n \n'), repr(diff[-20:]))
+			git('checkout', '-q', 'HEAD^')
+			r = subprocess.run(['git', '-C', d, 'apply', '--check', '-'], input=diff,
+					   text=True, capture_output=True)
+			self.assertEqual(r.returncode, 0, r.stderr)
+			self.assertEqual((p.slug, body), ('two', 'two\n'))
 
 
 class Cover(unittest.TestCase):
