@@ -21,7 +21,8 @@ TB := $(PYTHON) tools/testing/tick-broadcast/tb.py
 BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $(SCALING_RUNS)) \
 	      $(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(PART),--part $(PART))
 
-.PHONY: all report check check-quick bench stress deps prepare build scenario kunit series unit mutate
+.PHONY: all report check check-quick bench stress deps prepare build scenario kunit series \
+	series-steps unit mutate
 
 all: report
 
@@ -56,6 +57,18 @@ check-quick:
 # PART=fixes: only the standalone fixes of the base ($(TB_CACHE)/series-fixes/).
 series:
 	$(TB) series $(if $(PART),--part $(PART)) $(if $(TB_BASE),--base $(TB_BASE))
+
+# Every step of the series (patch) built on its own in a worktree, its
+# KUnit suites run where it has them; FIRST=n LAST=m: only patches n..m.
+# BOOT=1 also builds each step's scenario kernel (ours' configuration) and
+# boots det-hpet-halt on it, from the test cpuidle driver's patch on (the
+# fixes before it: skipped). Longer: one or two kernel builds per step,
+# minutes for the first.
+STEPS_ARGS := $(if $(FIRST),--first $(FIRST)) $(if $(LAST),--last $(LAST)) \
+	      $(if $(filter 1,$(BOOT)),--boot)
+
+series-steps:
+	$(TB) series steps $(STEPS_ARGS)
 
 # Break the core and the glue on purpose, one small substitution at a
 # time, and report which fast test catches each (ONLY=id,id: just those).

@@ -45,9 +45,16 @@ def run(name, tree, outroot, seed=1, variant='', retry=True):
 	kernel = workspace.kernel_image(tree, variant or sc.get('variant', ''),
 					sc.get('arch', workspace.ARCH))
 	label = f'{name}-{variant}' if variant else name
-	row = f'scenario/{label}/{tree}'
-	out = outroot / f'{label}-{tree}'
-	timing = not variant
+	return run_kernel(kernel, name, tree, f'scenario/{label}/{tree}', outroot / f'{label}-{tree}',
+			  seed, timing=not variant, retry=retry)
+
+
+def run_kernel(kernel, name, tree, row, out, seed=1, timing=True, retry=True):
+	"""Boot scenario name on kernel, a kernel of tree or built like it (a
+	step of the series: seriessteps.py), into out; judge it as tree's
+	(timing=False: no lateness bounds); return a test row
+	(row, 'pass'|'fail'|'skip', detail, out, metrics)."""
+	sc = scenarios.SCENARIOS[name]
 	boot = boot_scenario(kernel, sc, out, seed, what=row)
 	checks, m, secs = judge(tree, sc, out, boot, timing)
 	note = ''
@@ -67,6 +74,6 @@ def run(name, tree, outroot, seed=1, variant='', retry=True):
 	bad = [f'{c}: {d}' for c, ok, d in checks if not ok]
 	detail = '; '.join(bad) if bad else f'{secs:.0f} s'
 	status = 'fail' if bad else 'pass'
-	if bad and tree == 'base' and sc.get('base_known'):
+	if bad and known:
 		status, detail = 'skip', f'{sc["base_known"]}; this boot: {detail}'
 	return (row, status, detail + note, out, m)

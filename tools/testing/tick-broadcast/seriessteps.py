@@ -5,20 +5,28 @@
           $TB_CACHE/linux-<version>/series-steps, a worktree of the base
           repository) and builds it for x86_64 under QEMU; where the step
           has KUnit suites (kernel/time/tests/.kunitconfig), it runs them
-          with 4 CPUs, and with boot=True one QEMU scenario too.
+          with 4 CPUs. With boot=True (tb.py series steps --boot) it also
+          builds the step's scenario kernel, ours' configuration
+          olddefconfig'd to the step, in BOOT_BUILD_DIR, and boots
+          BOOT_SCENARIO on it, judged as ours' boots are (runs.py); a step
+          whose tree lacks what the scenario needs (BOOT_NEEDS: the test
+          cpuidle driver, which the fixes at the head of the series come
+          before) is skipped, saying so.
   proof   the standalone fixes against the regression suite: the base's
           test patches applied to the pristine tree, then the fixes one by
           one; after each, the devices suite runs, and the cases a fix
           names (series.conf, "case=") must fail before it and pass after.
 
-Both build incrementally in one build directory, so a step that changes
-kernel/time/ only rebuilds that and relinks.
+Each build directory is incremental across the steps, so a step that
+changes kernel/time/ only rebuilds that and relinks.
 """
 
+import shutil
 import subprocess
 import time
 
 import patchset
+import runs
 import workspace as ws
 from kunitcmd import boot_args, kunit_py
 from series import BASE_TAG, BRANCH, Failed, base_repo, base_worktree, commit_series, git
@@ -26,6 +34,16 @@ from progress import log, run_logged
 
 KUNITCONFIG = 'kernel/time/tests/.kunitconfig'
 BUILD_DIR = '.build-steps-x86_64'
+# boot=True: each step's scenario kernel, and the scenario booted on it
+# (deterministic clock: about 10 s of boot, bounds independent of the
+# host's load).
+BOOT_BUILD_DIR = '.build-steps-boot-x86_64'
+BOOT_SCENARIO = 'det-hpet-halt'
+# What the scenario needs of a step's tree, and what that is.
+BOOT_NEEDS = {
+	'drivers/cpuidle/cpuidle-timerstop.c':
+		'the test cpuidle driver, whose timer-stopping state the scenario sleeps in',
+}
 
 
 def steps_worktree(workdir, pristine):
@@ -64,9 +82,57 @@ def build_and_test(wt, name, suites=()):
 			     (res / 'output.log').read_text(errors='replace'), f'step/{name}', res)
 
 
-def steps(first=1, last=None):
-	"""Rows for steps first..last of the series (patch numbers)."""
+def boot_missing(exists):
+	"""Why a step's tree cannot boot BOOT_SCENARIO, or '' if it can;
+	exists(path) says whether the tree has that file."""
+	return '; '.join(f'no {path} yet ({what})' for path, what in BOOT_NEEDS.items()
+			 if not exists(path))
+
+
+def boot_config():
+	"""The configuration of ours' scenario kernel as last built, made
+	(kunit.py config) if ours was never configured."""
+	cfg = ws.config_path('ours')
+	return cfg if cfg.exists() else ws.configure('ours')
+
+
+def build_boot_kernel(wt, config, logfile):
+	"""Build the scenario kernel of the tree in wt, from config
+	olddefconfig'd to the step, in wt/BOOT_BUILD_DIR; return
+	(the image or None, seconds)."""
+	bdir = wt / BOOT_BUILD_DIR
+	bdir.mkdir(exist_ok=True)
+	shutil.copyfile(config, bdir / '.config')
+	make = ['make', f'ARCH={ws.ARCH}', f'O={BOOT_BUILD_DIR}', f'--jobs={ws.JOBS}',
+		f'CC={ws.cc()}', 'olddefconfig', 'bzImage']
+	rc, secs = run_logged(make, logfile, f'boot kernel {wt.name}', cwd=wt, env=ws.build_env(),
+			      progress=ws.objects_compiled)
+	image = bdir / ws.IMAGES[ws.ARCH]
+	return (image if not rc and image.exists() else None), secs
+
+
+def boot_step(wt, name, config):
+	"""The row step/NAME/boot: BOOT_SCENARIO on the step's scenario kernel."""
+	row = f'step/{name}/boot'
+	why = boot_missing(lambda path: (wt / path).exists())
+	if why:
+		return (row, 'skip', f'cannot boot {BOOT_SCENARIO}: {why}')
+	res = ws.RUNS / 'steps' / name
+	logfile = res / 'boot-build.log'
+	image, secs = build_boot_kernel(wt, config, logfile)
+	if not image:
+		return (row, 'fail', f'scenario kernel build failed in {secs:.0f} s, log {logfile}:\n'
+			+ '\n'.join(ws.make_errors(logfile)))
+	_, st, detail, out, _ = runs.run_kernel(image, BOOT_SCENARIO, 'ours', row, res / 'boot')
+	return (row, st, f'{BOOT_SCENARIO}: {detail}; kernel built in {secs:.0f} s; '
+		f'report {out}/report.txt')
+
+
+def steps(first=1, last=None, boot=False):
+	"""Rows for steps first..last of the series (patch numbers); boot:
+	with a boot of BOOT_SCENARIO each."""
 	pristine = ws.unpack_pristine()
+	config = boot_config() if boot else None
 	repo = base_repo(ws.workdir(), pristine, ws.kernel_version(pristine))
 	commit_series(repo, pristine)
 	wt = steps_worktree(ws.workdir(), pristine)
@@ -80,6 +146,8 @@ def steps(first=1, last=None):
 		name = f'{p.number:02d}-{p.slug}'
 		log(f'steps: {name}')
 		rows += build_and_test(wt, name)
+		if boot:
+			rows.append(boot_step(wt, name, config))
 	return rows
 
 

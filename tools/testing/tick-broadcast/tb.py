@@ -16,6 +16,7 @@
   tb.py series [--part fixes] [--base TREE]   the series as git patches
   tb.py series edit|save        the series as a git branch to work on, and back
   tb.py series steps|proof      every step built and tested; the fixes proven
+  tb.py series steps --boot     ...and a scenario booted on every step
 
 This file only builds the command line and dispatches. The layers below:
 
@@ -120,6 +121,9 @@ def parser():
 		       choices=['export', 'edit', 'save', 'steps', 'proof'])
 	z.add_argument('--first', type=int, default=1, help='steps: from this patch')
 	z.add_argument('--last', type=int, default=0, help='steps: up to this patch')
+	z.add_argument('--boot', action='store_true',
+		       help=f'steps: also build each step\'s scenario kernel and boot '
+			    f'{seriessteps.BOOT_SCENARIO} on it (from the test cpuidle driver on)')
 	z.add_argument('--part', default='all', choices=series.PARTS,
 		       help='fixes: only the standalone fixes of the base, which apply to it alone')
 	z.add_argument('--base', metavar='TREE', help='git am the exported series onto TREE')
@@ -136,8 +140,8 @@ def cmd_series(args):
 	elif args.action in ('edit', 'save'):
 		seriesedit.main(args, workspace)
 	else:
-		rows = (seriessteps.steps(args.first, args.last or None) if args.action == 'steps'
-			else seriessteps.proof())
+		rows = (seriessteps.steps(args.first, args.last or None, boot=args.boot)
+			if args.action == 'steps' else seriessteps.proof())
 		commands.print_rows(rows)
 		sys.exit(1 if any(r[1] == 'fail' for r in rows) else 0)
 

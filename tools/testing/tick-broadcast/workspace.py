@@ -324,9 +324,37 @@ def kunit_args(tree, variant='', arch=ARCH):
 	return tree_dir(tree), args
 
 
-def _objects(logfile):
+def objects_compiled(logfile):
+	"""Progress of a make run (run_logged): the objects compiled so far."""
 	n = count_lines(logfile, '  CC ')
 	return f'{n} objects compiled' if n else 'configuring'
+
+
+def config_path(tree, variant='', arch=ARCH):
+	"""The .config of tree's QEMU kernel (configure(), build())."""
+	return tree_dir(tree) / build_dir_name(variant, arch) / '.config'
+
+
+def configure(tree, variant='', prepare=True, arch=ARCH):
+	"""Configure tree's QEMU kernel (kunit.py config: the fragments,
+	olddefconfig and kunit.py's check that they took); return its .config.
+	Raises Failed. prepare=False: the tree as it is on disk."""
+	src = prepare_tree(tree) if prepare else tree_dir(tree)
+	_, args = kunit_args(tree, variant, arch)
+	name = label(tree, variant, arch)
+	seed_build_dir(tree, variant, arch)
+	logfile = RUNS / f'build-{name}.config.log'
+	rc, _ = run_logged(kunit_py('config', *args), logfile, f'build {name}: kunit.py config',
+			   cwd=src, env=build_env())
+	if rc:
+		raise Failed(f'build {name}: kunit.py config failed:\n{tail(logfile, 3000)}')
+	return config_path(tree, variant, arch)
+
+
+def make_errors(logfile, n=15):
+	"""The last n error lines of make's log."""
+	return [ln for ln in tail(logfile, 200000).splitlines()
+		if re.search(r'error:|Error \d', ln)][-n:]
 
 
 def build(tree, variant='', prepare=True, arch=ARCH):
@@ -335,29 +363,20 @@ def build(tree, variant='', prepare=True, arch=ARCH):
 	prepare=False builds the tree as it is on disk (e.g. after editing a
 	file of the workspace tree by hand), without restoring the series.
 	"""
-	src = prepare_tree(tree) if prepare else tree_dir(tree)
-	_, args = kunit_args(tree, variant, arch)
+	configure(tree, variant, prepare, arch)
+	src = tree_dir(tree)
 	name = label(tree, variant, arch)
-	seed_build_dir(tree, variant, arch)
 	logfile = RUNS / f'build-{name}.log'
 	what = f'build {name}'
-	rc, _ = run_logged(kunit_py('config', *args),
-			   logfile.with_suffix('.config.log'), f'{what}: kunit.py config',
-			   cwd=src, env=build_env())
-	if rc:
-		raise Failed(f'{what}: kunit.py config failed:\n'
-			     f'{tail(logfile.with_suffix(".config.log"), 3000)}')
 	make = ['make', f'ARCH={arch}', f'O={build_dir_name(variant, arch)}', f'--jobs={JOBS}',
 		f'CC={cc(arch)}', 'all', 'compile_commands.json']
 	if arch in CROSS:
 		make.insert(2, f'CROSS_COMPILE={CROSS[arch]}')
 	rc, _ = run_logged(make, logfile, f'{what}: make', cwd=src, env=build_env(),
-			   progress=_objects)
+			   progress=objects_compiled)
 	image = kernel_image(tree, variant, arch)
 	if rc or not image.exists():
-		errors = [ln for ln in tail(logfile, 200000).splitlines()
-			  if re.search(r'error:|Error \d', ln)]
-		raise Failed(f'{what} failed, log {logfile}:\n' + '\n'.join(errors[-15:]))
+		raise Failed(f'{what} failed, log {logfile}:\n' + '\n'.join(make_errors(logfile)))
 	check_image_tree(tree, variant, arch)
 	log(f'{what}: kernel {image}')
 	return image

@@ -28,7 +28,7 @@ LIBRARIES = {
 	'stress': {'progress', 'workspace', 'qemu', 'scenarios', 'guestdata'},
 	'series': {'configbuilds', 'patchset', 'kunitcmd'},
 	'seriesedit': {'series', 'patchset'},
-	'seriessteps': {'series', 'patchset', 'workspace', 'progress', 'kunitcmd'},
+	'seriessteps': {'series', 'patchset', 'workspace', 'progress', 'kunitcmd', 'runs'},
 }
 
 

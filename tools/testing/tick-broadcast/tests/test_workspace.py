@@ -180,6 +180,40 @@ class SeededBuilds(unittest.TestCase):
 			smap.write_text('ffff T tick_bc_init\n' if tree == 'ours' else text[:-5] + 'xit\n')
 			workspace.check_image_tree(tree)
 
+	def configure(self, rc):
+		calls = []
+
+		def run_logged(cmd, logfile, what, cwd=None, env=None):
+			calls.append((cmd, logfile, cwd))
+			return rc, 1.0
+		with mock.patch.object(workspace, 'run_logged', run_logged), \
+		     mock.patch.object(workspace, 'prepare_tree', lambda t: self.root / t):
+			return workspace.configure('ours'), calls
+
+	def test_configure_is_kunit_py_config_in_the_tree(self):
+		cfg, calls = self.configure(0)
+		self.assertEqual(cfg, self.root / 'ours/.build-x86_64/.config')
+		self.assertEqual(cfg, workspace.config_path('ours'))
+		[(cmd, logfile, cwd)] = calls
+		self.assertEqual(cmd[2], 'config')
+		self.assertIn('kernel/time/tests/.kunitconfig', cmd)
+		self.assertEqual(logfile.name, 'build-ours.config.log')
+		self.assertEqual(cwd, self.root / 'ours')
+
+	def test_configure_that_fails_raises(self):
+		with self.assertRaises(workspace.Failed):
+			self.configure(1)
+
+	def test_make_errors_are_the_last_error_lines(self):
+		log = self.root / 'make.log'
+		log.write_text('  CC a.o\na.c:1:2: error: x\n  CC b.o\nmake[1]: *** [b.o] Error 1\n'
+			       + ''.join(f'c{i}.c:1: error: y\n' for i in range(20)))
+		errors = workspace.make_errors(log)
+		self.assertEqual(len(errors), 15)
+		self.assertEqual(errors[-1], 'c19.c:1: error: y')
+		self.assertEqual(workspace.make_errors(log, 30)[:2],
+				 ['a.c:1:2: error: x', 'make[1]: *** [b.o] Error 1'])
+
 
 class KunitCommand(unittest.TestCase):
 	def test_kunit_py_command_lines_are_built_in_one_place(self):

@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-2.0
+"""seriessteps: which steps of the series can boot the scenario, and the
+make target that asks for the boots."""
+
+import subprocess
+import unittest
+
+import patchset
+import scenarios
+import seriessteps
+import workspace
+
+
+class BootMissing(unittest.TestCase):
+	def test_a_tree_with_everything_boots(self):
+		self.assertEqual(seriessteps.boot_missing(lambda path: True), '')
+
+	def test_a_tree_without_the_driver_says_what_it_lacks(self):
+		why = seriessteps.boot_missing(lambda path: path != 'drivers/cpuidle/cpuidle-timerstop.c')
+		self.assertIn('no drivers/cpuidle/cpuidle-timerstop.c yet', why)
+		self.assertIn('test cpuidle driver', why)
+
+	def test_every_file_missing_is_named(self):
+		why = seriessteps.boot_missing(lambda path: False)
+		for path in seriessteps.BOOT_NEEDS:
+			self.assertIn(path, why)
+
+	def test_the_scenario_is_a_short_one_of_the_test_driver(self):
+		sc = scenarios.SCENARIOS[seriessteps.BOOT_SCENARIO]
+		self.assertEqual(sc['arch'], workspace.ARCH)
+		self.assertNotIn('variant', sc)
+		self.assertEqual(sc.get('driver', 'timerstop'), 'timerstop')
+		self.assertTrue(sc.get('deterministic'))
+
+
+class SeriesBoots(unittest.TestCase):
+	"""Over the series as it is: every step from the one that creates
+	what the scenario needs (the test driver's) on can boot."""
+
+	def bootable(self):
+		"""{patch number: whether its step has every file BOOT_NEEDS names}
+		(none of them is in the pristine base: the series creates them)."""
+		have, out = set(), {}
+		for p in patchset.patches_for('ours'):
+			have |= set(patchset.diff_paths(p.diff_text()))
+			out[p.number] = not seriessteps.boot_missing(have.__contains__)
+		return out
+
+	def test_boots_from_one_step_on(self):
+		ok = self.bootable()
+		first = min((n for n, b in ok.items() if b), default=None)
+		self.assertIsNotNone(first, 'no step of the series creates '
+				     f'{", ".join(seriessteps.BOOT_NEEDS)}')
+		self.assertEqual([n for n, b in ok.items() if not b], list(range(1, first)))
+
+	def test_what_it_needs_the_base_tree_has_too(self):
+		# The base tree boots the same scenarios: BOOT_NEEDS names nothing
+		# of ours alone.
+		ok = self.bootable()
+		first = next(p for p in patchset.patches_for('ours') if ok[p.number])
+		self.assertIn('base', first.trees)
+
+
+class MakeTarget(unittest.TestCase):
+	def make_n(self, *args):
+		r = subprocess.run(['make', '-n', '-C', str(workspace.REPO), 'series-steps', *args],
+				   capture_output=True, text=True)
+		self.assertEqual(r.returncode, 0, r.stderr)
+		return r.stdout
+
+	def test_boot_one_passes_the_steps_and_boot(self):
+		out = self.make_n('BOOT=1', 'FIRST=10', 'LAST=11')
+		self.assertIn('series steps --first 10 --last 11 --boot', out)
+
+	def test_no_boot_by_default(self):
+		self.assertNotIn('--boot', self.make_n())
+		self.assertNotIn('--boot', self.make_n('BOOT=0'))
+
+
+if __name__ == '__main__':
+	unittest.main()
