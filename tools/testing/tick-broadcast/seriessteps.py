@@ -21,6 +21,7 @@ Each build directory is incremental across the steps, so a step that
 changes kernel/time/ only rebuilds that and relinks.
 """
 
+import re
 import shutil
 import subprocess
 import time
@@ -50,10 +51,32 @@ def steps_worktree(workdir, pristine):
 	return base_worktree(base_repo(workdir, pristine, ''), workdir, 'series-steps')
 
 
-def kunit_args(wt):
-	"""kunit.py arguments for the tree in wt as it is checked out."""
-	args = ['--arch', 'x86_64', '--build_dir', BUILD_DIR,
-		'--kunitconfig', str(ws.CONFIGS / 'x86_64.config')]
+def defined_symbols(wt):
+	"""The Kconfig symbols the tree in wt defines, as checked out."""
+	out = git(wt, 'grep', '-h', '-E', r'^\s*(menu)?config\s+\w+', '--', '*Kconfig*')
+	return {line.split()[1] for line in out.splitlines()}
+
+
+def known_lines(fragment, symbols):
+	"""The lines of the config fragment (text) that set no symbol or one
+	of symbols: kunit.py refuses a fragment that asks for a symbol the
+	tree does not have yet (the test driver's and the suites' before
+	their patches)."""
+	keep = []
+	for line in fragment.splitlines():
+		m = re.match(r'(?:# )?CONFIG_(\w+)(?:=| is not set)', line)
+		if not m or m.group(1) in symbols:
+			keep.append(line)
+	return '\n'.join(keep) + '\n'
+
+
+def kunit_args(wt, res):
+	"""kunit.py arguments for the tree in wt as it is checked out; its
+	fragment is written into res."""
+	fragment = res / 'x86_64.config'
+	fragment.write_text(known_lines((ws.CONFIGS / 'x86_64.config').read_text(),
+					defined_symbols(wt)))
+	args = ['--arch', 'x86_64', '--build_dir', BUILD_DIR, '--kunitconfig', str(fragment)]
 	if (wt / KUNITCONFIG).exists():
 		args += ['--kunitconfig', KUNITCONFIG]
 	return args + ['--make_options', f'CC={ws.cc()}']
@@ -62,9 +85,9 @@ def kunit_args(wt):
 def build_and_test(wt, name, suites=()):
 	"""Build wt; run its KUnit suites (all, or those globs) if it has any.
 	Return test rows."""
-	args = kunit_args(wt)
 	res = ws.RUNS / 'steps' / name
 	res.mkdir(parents=True, exist_ok=True)
+	args = kunit_args(wt, res)
 	has_tests = (wt / KUNITCONFIG).exists()
 	if not has_tests:
 		args += ['--kunitconfig', str(ws.CONFIGS / 'steps-build.config')]

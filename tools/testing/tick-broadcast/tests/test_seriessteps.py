@@ -3,7 +3,9 @@
 make target that asks for the boots."""
 
 import subprocess
+import tempfile
 import unittest
+from pathlib import Path
 
 import patchset
 import scenarios
@@ -79,3 +81,30 @@ class MakeTarget(unittest.TestCase):
 
 if __name__ == '__main__':
 	unittest.main()
+
+
+class StepFragment(unittest.TestCase):
+	"""Early steps get the KUnit fragment without the symbols that later
+	patches add."""
+
+	FRAGMENT = ('# the test driver\nCONFIG_CPU_IDLE_TIMERSTOP=y\nCONFIG_SMP=y\n'
+		    '# CONFIG_TICK_BROADCAST_DEVICES_KUNIT_TEST is not set\n')
+
+	def test_unknown_symbols_are_left_out(self):
+		got = seriessteps.known_lines(self.FRAGMENT, {'SMP'})
+		self.assertEqual(got, '# the test driver\nCONFIG_SMP=y\n')
+
+	def test_known_symbols_are_kept(self):
+		got = seriessteps.known_lines(self.FRAGMENT, {'SMP', 'CPU_IDLE_TIMERSTOP',
+							     'TICK_BROADCAST_DEVICES_KUNIT_TEST'})
+		self.assertEqual(got, self.FRAGMENT)
+
+	def test_symbols_come_from_the_trees_kconfig_files(self):
+		with tempfile.TemporaryDirectory() as d:
+			(Path(d) / 'drivers').mkdir()
+			(Path(d) / 'Kconfig').write_text('config SMP\n\tbool "smp"\nmenuconfig NET\n')
+			(Path(d) / 'drivers' / 'Kconfig.x').write_text('  config FOO_BAR\n# config NOT\n')
+			(Path(d) / 'notes.txt').write_text('config NOPE\n')
+			subprocess.run(['git', '-C', d, 'init', '-q'], check=True)
+			subprocess.run(['git', '-C', d, 'add', '.'], check=True)
+			self.assertEqual(seriessteps.defined_symbols(Path(d)), {'SMP', 'NET', 'FOO_BAR'})
