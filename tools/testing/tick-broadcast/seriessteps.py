@@ -8,7 +8,7 @@
           with 4 CPUs. With boot=True (tb.py series steps --boot) it also
           builds the step's scenario kernel, ours' configuration
           olddefconfig'd to the step, in BOOT_BUILD_DIR, and boots
-          BOOT_SCENARIO on it, judged as ours' boots are (runs.py); a step
+          BOOT_SCENARIOS on it, judged as ours' boots are (runs.py); a step
           whose tree lacks what the scenario needs (BOOT_NEEDS: the test
           cpuidle driver, which the fixes at the head of the series come
           before) is skipped, saying so.
@@ -39,7 +39,9 @@ BUILD_DIR = '.build-steps-x86_64'
 # (deterministic clock: about 10 s of boot, bounds independent of the
 # host's load).
 BOOT_BUILD_DIR = '.build-steps-boot-x86_64'
-BOOT_SCENARIO = 'det-hpet-halt'
+# The HPET under the deterministic clock, tight bounds; periodic mode
+# (also under that clock, see scenarios.py); the PIT in wall-clock time.
+BOOT_SCENARIOS = ('det-hpet-halt', 'periodic-halt', 'pit-halt')
 # What the scenario needs of a step's tree, and what that is.
 BOOT_NEEDS = {
 	'drivers/cpuidle/cpuidle-timerstop.c':
@@ -106,7 +108,7 @@ def build_and_test(wt, name, suites=()):
 
 
 def boot_missing(exists):
-	"""Why a step's tree cannot boot BOOT_SCENARIO, or '' if it can;
+	"""Why a step's tree cannot boot BOOT_SCENARIOS, or '' if it can;
 	exists(path) says whether the tree has that file."""
 	return '; '.join(f'no {path} yet ({what})' for path, what in BOOT_NEEDS.items()
 			 if not exists(path))
@@ -135,25 +137,28 @@ def build_boot_kernel(wt, config, logfile):
 
 
 def boot_step(wt, name, config):
-	"""The row step/NAME/boot: BOOT_SCENARIO on the step's scenario kernel."""
-	row = f'step/{name}/boot'
+	"""The rows step/NAME/boot/<scenario>: BOOT_SCENARIOS on the step's
+	scenario kernel."""
+	rows = [f'step/{name}/boot/{sc}' for sc in BOOT_SCENARIOS]
 	why = boot_missing(lambda path: (wt / path).exists())
 	if why:
-		return (row, 'skip', f'cannot boot {BOOT_SCENARIO}: {why}')
+		return [(row, 'skip', f'cannot boot: {why}') for row in rows]
 	res = ws.RUNS / 'steps' / name
 	logfile = res / 'boot-build.log'
 	image, secs = build_boot_kernel(wt, config, logfile)
 	if not image:
-		return (row, 'fail', f'scenario kernel build failed in {secs:.0f} s, log {logfile}:\n'
-			+ '\n'.join(ws.make_errors(logfile)))
-	_, st, detail, out, _ = runs.run_kernel(image, BOOT_SCENARIO, 'ours', row, res / 'boot')
-	return (row, st, f'{BOOT_SCENARIO}: {detail}; kernel built in {secs:.0f} s; '
-		f'report {out}/report.txt')
+		return [(rows[0], 'fail', f'scenario kernel build failed in {secs:.0f} s, log {logfile}:\n'
+			 + '\n'.join(ws.make_errors(logfile)))]
+	out = []
+	for sc, row in zip(BOOT_SCENARIOS, rows):
+		_, st, detail, rdir, _ = runs.run_kernel(image, sc, 'ours', row, res / f'boot-{sc}')
+		out.append((row, st, f'{detail}; kernel built in {secs:.0f} s; report {rdir}/report.txt'))
+	return out
 
 
 def steps(first=1, last=None, boot=False):
 	"""Rows for steps first..last of the series (patch numbers); boot:
-	with a boot of BOOT_SCENARIO each."""
+	with boots of BOOT_SCENARIOS each."""
 	pristine = ws.unpack_pristine()
 	config = boot_config() if boot else None
 	repo = base_repo(ws.workdir(), pristine, ws.kernel_version(pristine))
@@ -170,7 +175,7 @@ def steps(first=1, last=None, boot=False):
 		log(f'steps: {name}')
 		rows += build_and_test(wt, name)
 		if boot:
-			rows.append(boot_step(wt, name, config))
+			rows += boot_step(wt, name, config)
 	return rows
 
 

@@ -123,7 +123,7 @@ def parser():
 	z.add_argument('--last', type=int, default=0, help='steps: up to this patch')
 	z.add_argument('--boot', action='store_true',
 		       help=f'steps: also build each step\'s scenario kernel and boot '
-			    f'{seriessteps.BOOT_SCENARIO} on it (from the test cpuidle driver on)')
+			    f'{", ".join(seriessteps.BOOT_SCENARIOS)} on it (from the test cpuidle driver on)')
 	z.add_argument('--part', default='all', choices=series.PARTS,
 		       help='fixes: only the standalone fixes of the base, which apply to it alone')
 	z.add_argument('--base', metavar='TREE', help='git am the exported series onto TREE')
