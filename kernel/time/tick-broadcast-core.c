@@ -261,8 +261,8 @@
  *    arming as armed, and this interrupt is that arming, spent. So the
  *    handler runs the oneshot expiry instead, which is safe at any time
  *    (it wakes only expired and forced CPUs and re-arms for the earliest
- *    sleeper, setting armed to it) and restores I3 and I6. It goes
- *    through the deferred write like any expiry, so it cannot race one.
+ *    sleeper, setting armed to it) and restores I3 and I6. It arms the
+ *    device the way any expiry does, so it cannot race one.
  *
  * 9) The switch right after a periodic tick re-armed an emulating device,
  *    before the tick moved next_period on: the device fires a period

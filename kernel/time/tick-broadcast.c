@@ -35,8 +35,10 @@
  *    is ever deferred in periodic mode) bc_dev_assert_synced() says so;
  *  - every other path that called into the core syncs again before
  *    dropping tick_broadcast_lock;
- *  - the hrtimer pseudo device is written at once (bc_op_arm()): its
- *    owner must be known as soon as it is armed.
+ *  - the hrtimer pseudo device is written at once, by the CPU that arms
+ *    it and under bc_req.lock together with its request (bc_op_arm()):
+ *    its owner must be known as soon as it is armed, and a flush on
+ *    another CPU must never start the timer there.
  *
  * An enter that records nothing (the device is armed early enough
  * already, the common case) neither flushes nor issues a barrier.
@@ -236,11 +238,21 @@ static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 
 	lockdep_assert_held(&tick_broadcast_lock);
 	trace_tick_bc_program(expires, cpu);
-	bc_req_post(expires, cpu);
-	if (!hrtimer)
+	if (!hrtimer) {
+		bc_req_post(expires, cpu);
 		return;
-	/* The core asks for the owner right after arming. */
-	bc_dev_sync();
+	}
+	/*
+	 * The hrtimer is started on the CPU that writes the request, and
+	 * the core asks for the owner right after arming: this CPU writes
+	 * it, with the request never outstanding, lest a flush on another
+	 * CPU, one that has just been let into deep idle, take the timer.
+	 */
+	raw_spin_lock(&bc_req.lock);
+	bc_req_post(expires, cpu);
+	bc_dev_write(expires, cpu);
+	WRITE_ONCE(bc_req.done, raw_read_seqcount(&bc_req.seq));
+	raw_spin_unlock(&bc_req.lock);
 	if (owner != bc_op_owner(core))
 		trace_tick_bc_owner(owner, bc_op_owner(core), TICK_BC_OWNER_ARM);
 }
@@ -1080,8 +1092,11 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
  */
 static ktime_t bc_exit_time(struct clock_event_device *dev, unsigned int cpu)
 {
-	if (tick_bc_stats_counting() ||
-	    (dev->next_event != KTIME_MAX && !tick_bc_wake_pending(&tick_bc, cpu)))
+	if (tick_bc_stats_counting())
+		return ktime_get();
+	/* The switch to oneshot mode may set a handed over CPU's event. */
+	if (data_race(dev->next_event) != KTIME_MAX &&
+	    !tick_bc_wake_pending(&tick_bc, cpu))
 		return ktime_get();
 	return 0;
 }
@@ -1209,8 +1224,8 @@ static int __init bc_coalesce_setup(char *str)
 {
 	unsigned int us;
 
-	if (kstrtouint(str, 0, &us) || us > TICK_BC_WINDOW_MAX_NS / NSEC_PER_USEC) {
-		pr_warn("tick_broadcast_coalesce_us=%s: not 0..%lu, coalescing stays off\n",
+	if (kstrtouint(str, 10, &us) || us > TICK_BC_WINDOW_MAX_NS / NSEC_PER_USEC) {
+		pr_warn("tick_broadcast_coalesce_us=%s: not 0..%ld, coalescing stays off\n",
 			str, TICK_BC_WINDOW_MAX_NS / NSEC_PER_USEC);
 		return 1;
 	}
