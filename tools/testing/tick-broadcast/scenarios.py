@@ -587,19 +587,27 @@ DEBUG_SCENARIOS = ['hpet-irqoff', 'hpet-halt', 'periodic-halt', 'hotplug-irqoff'
 
 
 # Ours against the base in the same check run: single runs on this testbed
-# scatter by 2-5x, so only a gross regression fails.
+# scatter by 2-5x, so only a gross regression fails. The medians are
+# compared, not p99: in wall-clock time the tail is the host's, and one
+# starved boot moves it by 5x where the median moves by 1.6x (a fresh
+# .ci/run at host load 5, 2026-12-05: arat-irqoff, which has no broadcast
+# at all, p99 112 ms on ours against 21.8 ms on the base, its control's p99
+# 21.6 against 4.7 ms; p50 4.6 against 2.8 ms). The tight comparisons
+# are the deterministic scenarios', each kernel against its own control.
 CMP_FACTOR = 3
 CMP_SLACK_US = 10000
 
 
 def compare(name, ours, base):
 	"""A test row: ours is no worse than the base (metrics of one boot each)."""
+	if not SCENARIOS.get(name, {}).get('broadcast', True):
+		return (f'compare/{name}', 'skip', 'no broadcast here: both kernels run the same code')
 	if 'bc' not in ours or 'bc' not in base:
 		# The scenario rows of the same runs already fail.
 		return (f'compare/{name}', 'skip', 'a run has no lateness results')
-	o, b = ours['bc']['p99'], base['bc']['p99']
+	o, b = ours['bc']['p50'], base['bc']['p50']
 	bound = CMP_FACTOR * b + CMP_SLACK_US
 	return (f'compare/{name}', 'pass' if o <= bound else 'fail',
-		f'p99 ours {o:.0f} us, base {b:.0f} us, bound {bound:.0f} us')
+		f'p50 ours {o:.0f} us, base {b:.0f} us, bound {bound:.0f} us')
 
 
