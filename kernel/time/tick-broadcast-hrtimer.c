@@ -91,13 +91,17 @@ static struct clock_event_device ce_broadcast_hrtimer = {
 	.cpumask		= cpu_possible_mask,
 };
 
-/*
- * The CPU the broadcast hrtimer is queued on, which must not go deep. It
- * is where bc_set_next() armed it, unless that CPU went offline since:
- * hrtimers_cpu_dying() moves the timer to another CPU, and bound_on does
- * not follow. Called with tick_broadcast_lock held, under which every
- * hrtimer_start() of the timer is made; the hotplug code moves it in
- * stop_machine().
+/**
+ * tick_broadcast_hrtimer_owner - the CPU the broadcast hrtimer is queued on
+ * @bc:		the broadcast device
+ *
+ * That CPU must not go deep. It is where bc_set_next() armed the timer,
+ * unless that CPU went offline since: hrtimers_cpu_dying() moves the timer
+ * to another CPU, and bound_on does not follow. Called with
+ * tick_broadcast_lock held, under which every hrtimer_start() of the timer
+ * is made; the hotplug code moves it in stop_machine().
+ *
+ * Return: the CPU; for a device other than the hrtimer one, its bound_on.
  */
 int tick_broadcast_hrtimer_owner(const struct clock_event_device *bc)
 {
