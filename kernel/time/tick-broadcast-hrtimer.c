@@ -1,127 +1,104 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Emulate a local clock event device via a pseudo clock device.
+ * The hrtimer broadcast pseudo device.
+ *
+ * Machines whose every timer stops in deep idle (arm64 without an
+ * always-on arch timer, some arm, powerpc and riscv systems) have no real
+ * broadcast device. An hrtimer on a CPU that stays awake stands in for
+ * one: the CPU that arms it keeps it, and while it is armed that CPU is
+ * refused deep idle (tick_bc_owner_busy() in tick-broadcast-core.c). The
+ * CPU holding it is read from the timer itself (tick_broadcast_hrtimer_owner()):
+ * the hotplug code moves a dying CPU's timers to another CPU without
+ * telling anybody.
+ *
+ * Rating 0, so that any real broadcast device replaces it.
  */
-#include <linux/cpu.h>
-#include <linux/err.h>
-#include <linux/hrtimer.h>
-#include <linux/interrupt.h>
-#include <linux/percpu.h>
-#include <linux/profile.h>
-#include <linux/clockchips.h>
-#include <linux/sched.h>
-#include <linux/smp.h>
-#include <linux/module.h>
 
+#include <linux/clockchips.h>
+#include <linux/hrtimer.h>
+#include <linux/init.h>
 #include "tick-internal.h"
 
-static struct hrtimer bctimer;
+static struct hrtimer bc_timer;
 
-static int bc_shutdown(struct clock_event_device *evt)
+/*
+ * Only try: the callback may be spinning on tick_broadcast_lock, which
+ * our caller holds, so waiting for it would never end.
+ */
+static int bc_hrtimer_shutdown(struct clock_event_device *dev)
 {
-	/*
-	 * Note, we cannot cancel the timer here as we might
-	 * run into the following live lock scenario:
-	 *
-	 * cpu 0		cpu1
-	 * lock(broadcast_lock);
-	 *			hrtimer_interrupt()
-	 *			bc_handler()
-	 *			   tick_handle_oneshot_broadcast();
-	 *			    lock(broadcast_lock);
-	 * hrtimer_cancel()
-	 *  wait_for_callback()
-	 */
-	hrtimer_try_to_cancel(&bctimer);
+	hrtimer_try_to_cancel(&bc_timer);
 	return 0;
 }
 
 /*
- * This is called from the guts of the broadcast code when the cpu
- * which is about to enter idle has the earliest broadcast timer event.
+ * Pinned to the calling CPU, unless the callback is running right now:
+ * then hrtimer_start() leaves the timer where it is.
  */
-static int bc_set_next(ktime_t expires, struct clock_event_device *bc)
+static int bc_hrtimer_set_next(ktime_t expires, struct clock_event_device *dev)
 {
-	/*
-	 * This is called either from enter/exit idle code or from the
-	 * broadcast handler. In all cases tick_broadcast_lock is held.
-	 *
-	 * hrtimer_cancel() cannot be called here neither from the
-	 * broadcast handler nor from the enter/exit idle code. The idle
-	 * code can run into the problem described in bc_shutdown() and the
-	 * broadcast handler cannot wait for itself to complete for obvious
-	 * reasons.
-	 *
-	 * Each caller tries to arm the hrtimer on its own CPU, but if the
-	 * hrtimer callback function is currently running, then
-	 * hrtimer_start() cannot move it and the timer stays on the CPU on
-	 * which it is assigned at the moment.
-	 */
-	hrtimer_start(&bctimer, expires, HRTIMER_MODE_ABS_PINNED_HARD);
-	/*
-	 * The core tick broadcast mode expects bc->bound_on to be set
-	 * correctly to prevent a CPU which has the broadcast hrtimer
-	 * armed from going deep idle.
-	 *
-	 * As tick_broadcast_lock is held, nothing can change the cpu
-	 * base which was just established in hrtimer_start() above. So
-	 * the below access is safe even without holding the hrtimer
-	 * base lock.
-	 */
-	bc->bound_on = bctimer.base->cpu_base->cpu;
-
+	hrtimer_start(&bc_timer, expires, HRTIMER_MODE_ABS_PINNED_HARD);
 	return 0;
 }
 
-static struct clock_event_device ce_broadcast_hrtimer = {
+static struct clock_event_device bc_hrtimer = {
 	.name			= "bc_hrtimer",
-	.set_state_shutdown	= bc_shutdown,
-	.set_next_ktime		= bc_set_next,
-	.features		= CLOCK_EVT_FEAT_ONESHOT |
-				  CLOCK_EVT_FEAT_KTIME |
-				  CLOCK_EVT_FEAT_HRTIMER,
-	.rating			= 0,
-	.bound_on		= -1,
-	.min_delta_ns		= 1,
-	.max_delta_ns		= KTIME_MAX,
-	.min_delta_ticks	= 1,
-	.max_delta_ticks	= ULONG_MAX,
-	.mult			= 1,
-	.shift			= 0,
-	.cpumask		= cpu_possible_mask,
+	.features		= CLOCK_EVT_FEAT_HRTIMER | CLOCK_EVT_FEAT_KTIME |
+				  CLOCK_EVT_FEAT_ONESHOT,
+	.set_next_ktime		= bc_hrtimer_set_next,
+	.set_state_shutdown	= bc_hrtimer_shutdown,
 };
 
 /**
- * tick_broadcast_hrtimer_owner - the CPU the broadcast hrtimer is queued on
- * @bc:		the broadcast device
+ * tick_broadcast_hrtimer_owner - the CPU an hrtimer broadcast device runs on
+ * @dev:	the broadcast device, with CLOCK_EVT_FEAT_HRTIMER
  *
- * That CPU must not go deep. It is where bc_set_next() armed the timer,
- * unless that CPU went offline since: hrtimers_cpu_dying() moves the timer
- * to another CPU, and bound_on does not follow. Called with
- * tick_broadcast_lock held, under which every hrtimer_start() of the timer
- * is made; the hotplug code moves it in stop_machine().
+ * For bc_hrtimer, the CPU whose hrtimer base holds its timer now; for any
+ * other such device, the CPU it says it is bound to. Called with
+ * tick_broadcast_lock held, under which every hrtimer_start() of the
+ * timer is made: the base is never the transient migration base here, and
+ * the only other mover, the hotplug code, runs in stop_machine().
  *
- * Return: the CPU; for a device other than the hrtimer one, its bound_on.
+ * Return: the CPU, or -1 for a device bound nowhere yet.
  */
-int tick_broadcast_hrtimer_owner(const struct clock_event_device *bc)
+int tick_broadcast_hrtimer_owner(const struct clock_event_device *dev)
 {
-	if (bc != &ce_broadcast_hrtimer)
-		return bc->bound_on;
-	return READ_ONCE(bctimer.base)->cpu_base->cpu;
+	if (dev != &bc_hrtimer)
+		return READ_ONCE(dev->bound_on);
+	return READ_ONCE(bc_timer.base)->cpu_base->cpu;
 }
 
-static enum hrtimer_restart bc_handler(struct hrtimer *t)
+/* /proc/timer_list shows the timer in its owner's queue by this name. */
+static enum hrtimer_restart bc_handler(struct hrtimer *timer)
 {
-	ce_broadcast_hrtimer.event_handler(&ce_broadcast_hrtimer);
-
+	bc_hrtimer.event_handler(&bc_hrtimer);
 	return HRTIMER_NORESTART;
 }
 
+/**
+ * tick_setup_hrtimer_broadcast - register the hrtimer broadcast device
+ *
+ * Called once from the architecture's time_init().
+ */
 void tick_setup_hrtimer_broadcast(void)
 {
-	hrtimer_init(&bctimer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
-	bctimer.function = bc_handler;
-	clockevents_register_device(&ce_broadcast_hrtimer);
+	struct clock_event_device *dev = &bc_hrtimer;
+
+	hrtimer_init(&bc_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
+	bc_timer.function = bc_handler;
+
+	/*
+	 * Any CPU may own it. It is programmed in ktime directly: its limits
+	 * (any delay from 1 ns) and its 1:1 conversion only serve
+	 * /proc/timer_list. Its rating stays 0.
+	 */
+	dev->cpumask = cpu_possible_mask;
+	dev->mult = 1;
+	dev->min_delta_ns = 1;
+	dev->min_delta_ticks = 1;
+	dev->max_delta_ns = KTIME_MAX;
+	dev->max_delta_ticks = ULONG_MAX;
+	clockevents_register_device(dev);
 }
 
 #ifdef CONFIG_TICK_BROADCAST_DEVICES_KUNIT_TEST

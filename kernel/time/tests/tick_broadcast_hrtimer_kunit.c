@@ -14,7 +14,7 @@
 
 static void hrtimer_arm_here(void *expires)
 {
-	ce_broadcast_hrtimer.set_next_ktime(*(ktime_t *)expires, &ce_broadcast_hrtimer);
+	bc_hrtimer.set_next_ktime(*(ktime_t *)expires, &bc_hrtimer);
 }
 
 /* A CPU that may go offline, other than the one running the case. */
@@ -42,9 +42,9 @@ static void hrtimer_owner_follows_its_timer_off_a_dead_cpu(struct kunit *test)
 
 	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
 		kunit_skip(test, "needs CPU hotplug");
-	if (!bctimer.function)
+	if (!bc_timer.function)
 		kunit_skip(test, "the architecture has no hrtimer broadcast");
-	if (hrtimer_active(&bctimer))
+	if (hrtimer_active(&bc_timer))
 		kunit_skip(test, "the hrtimer broadcast is in use");
 	self = get_cpu();
 	put_cpu();
@@ -54,12 +54,12 @@ static void hrtimer_owner_follows_its_timer_off_a_dead_cpu(struct kunit *test)
 		kunit_skip(test, "no CPU to take offline");
 
 	KUNIT_ASSERT_EQ(test, smp_call_function_single(victim, hrtimer_arm_here, &expires, 1), 0);
-	KUNIT_EXPECT_EQ(test, tick_broadcast_hrtimer_owner(&ce_broadcast_hrtimer), victim);
+	KUNIT_EXPECT_EQ(test, tick_broadcast_hrtimer_owner(&bc_hrtimer), victim);
 	KUNIT_ASSERT_EQ(test, remove_cpu(victim), 0);
-	owner = tick_broadcast_hrtimer_owner(&ce_broadcast_hrtimer);
+	owner = tick_broadcast_hrtimer_owner(&bc_hrtimer);
 	KUNIT_EXPECT_NE_MSG(test, owner, victim, "the owner is the dead CPU%d", victim);
 	KUNIT_EXPECT_TRUE(test, owner >= 0 && cpu_online(owner));
-	hrtimer_cancel(&bctimer);
+	hrtimer_cancel(&bc_timer);
 	KUNIT_EXPECT_EQ(test, add_cpu(victim), 0);
 }
 
