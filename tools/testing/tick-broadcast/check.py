@@ -28,6 +28,7 @@ import qemu
 import runs
 import scenarios
 import series
+import seriessteps
 import stress
 import workspace
 from progress import Failed, log
@@ -171,6 +172,15 @@ def series_checks(quick=False):
 	return rows
 
 
+def step_kunit():
+	"""The x86 KUnit suites on every step of the series that has them."""
+	log('check: the x86_64 KUnit suites after every patch that has them')
+	try:
+		return seriessteps.check_rows()
+	except Failed as e:
+		return [('step/kunit', 'fail', str(e))]
+
+
 def cmd_check(args):
 	t0 = time.time()
 	rows = []
@@ -211,6 +221,8 @@ def cmd_check(args):
 			log('check: sparse and W=1 on our C files')
 			emit(sparse_w1(tree))
 			emit(series_checks(quick=args.quick))
+			if not args.quick:
+				emit(step_kunit())
 		emit(workspace.kunit(tree))
 		scenario_rows(names, tree)
 		if not args.quick:

@@ -17,6 +17,10 @@
           one; after each, the devices suite runs, and the cases a fix
           names (series.conf, "case=") must fail before it and pass after.
 
+  check_rows  make check's part: the steps' KUnit suites as above, one
+          row per step (step/NN-slug/kunit), from the first step that
+          has suites on; steps that change no source file are skipped.
+
 Each build directory is incremental across the steps, so a step that
 changes kernel/time/ only rebuilds that and relinks.
 """
@@ -156,26 +160,75 @@ def boot_step(wt, name, config):
 	return out
 
 
-def steps(first=1, last=None, boot=False):
-	"""Rows for steps first..last of the series (patch numbers); boot:
-	with boots of BOOT_SCENARIOS each."""
+def each_step(first=1, last=None):
+	"""(patch, worktree, name) for steps first..last of the series (patch
+	numbers), the worktree checked out at the step as it is yielded."""
 	pristine = ws.unpack_pristine()
-	config = boot_config() if boot else None
 	repo = base_repo(ws.workdir(), pristine, ws.kernel_version(pristine))
 	commit_series(repo, pristine)
 	wt = steps_worktree(ws.workdir(), pristine)
 	commits = git(repo, 'rev-list', '--reverse', f'{BASE_TAG}..{BRANCH}').split()
-	patches = patchset.patches_for('ours')
-	rows = []
-	for p, commit in zip(patches, commits):
+	for p, commit in zip(patchset.patches_for('ours'), commits):
 		if p.number < first or (last and p.number > last):
 			continue
 		git(wt, 'checkout', '-q', '-f', '--detach', commit)
 		name = f'{p.number:02d}-{p.slug}'
 		log(f'steps: {name}')
+		yield p, wt, name
+
+
+def steps(first=1, last=None, boot=False):
+	"""Rows for steps first..last of the series (patch numbers); boot:
+	with boots of BOOT_SCENARIOS each."""
+	config = boot_config() if boot else None
+	rows = []
+	for p, wt, name in each_step(first, last):
 		rows += build_and_test(wt, name)
 		if boot:
 			rows += boot_step(wt, name, config)
+	return rows
+
+
+# A patch that changes nothing under these builds what the step before
+# it built.
+SOURCE_DIRS = ('arch/', 'drivers/', 'include/', 'kernel/', 'lib/')
+
+
+def changes_source(paths):
+	"""Whether a patch changing these tree paths changes what is built."""
+	return any(path.startswith(SOURCE_DIRS) or path.endswith(('Kconfig', 'Makefile'))
+		   for path in paths)
+
+
+def summary_row(name, case_rows, secs):
+	"""The row step/NAME/kunit for a step's KUnit cases: it fails if a
+	case failed (and names them) or none ran."""
+	failed = [r[0].split('/', 2)[-1] for r in case_rows if r[1] == 'fail']
+	counts = {st: sum(1 for r in case_rows if r[1] == st) for st in ('pass', 'fail', 'skip')}
+	detail = (f'{counts["pass"]} passed, {counts["fail"]} failed, {counts["skip"]} skipped '
+		  f'in {secs:.0f} s')
+	if failed:
+		detail += ': ' + ', '.join(failed[:10]) + '\n' + '\n'.join(
+			r[2] for r in case_rows if r[1] == 'fail')[:1500]
+	return (f'step/{name}/kunit', 'fail' if failed or not counts['pass'] else 'pass', detail)
+
+
+def check_rows():
+	"""make check's rows: one per step that has KUnit suites and changes
+	a source file, its suites run on x86_64 (4 CPUs) as the step leaves
+	the tree. The steps before the suites are built by the series check;
+	a step that changes only documentation builds what the one before it
+	did."""
+	rows = []
+	for p, wt, name in each_step():
+		if not (wt / KUNITCONFIG).exists():
+			continue
+		if not changes_source(patchset.diff_paths(p.diff_text())):
+			rows.append((f'step/{name}/kunit', 'skip',
+				     'changes no source file: the step before it was tested'))
+			continue
+		t0 = time.time()
+		rows.append(summary_row(name, build_and_test(wt, name), time.time() - t0))
 	return rows
 
 

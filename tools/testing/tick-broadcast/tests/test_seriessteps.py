@@ -109,3 +109,34 @@ class StepFragment(unittest.TestCase):
 			subprocess.run(['git', '-C', d, 'init', '-q'], check=True)
 			subprocess.run(['git', '-C', d, 'add', '.'], check=True)
 			self.assertEqual(seriessteps.defined_symbols(Path(d)), {'SMP', 'NET', 'FOO_BAR'})
+
+
+class CheckRows(unittest.TestCase):
+	"""make check runs the suites of every step that changes a source."""
+
+	def test_documentation_and_maintainers_change_no_source(self):
+		self.assertFalse(seriessteps.changes_source(
+			['Documentation/timers/tick-broadcast.rst', 'MAINTAINERS']))
+
+	def test_kernel_files_kconfig_and_makefiles_are_sources(self):
+		for path in ('kernel/time/tick-broadcast.c', 'drivers/cpuidle/Kconfig',
+			     'include/linux/tick.h', 'Documentation/Kconfig'):
+			self.assertTrue(seriessteps.changes_source([path]), path)
+
+	def test_a_failed_case_fails_the_step_and_is_named(self):
+		rows = [('step/16-x/suite.a', 'pass', ''), ('step/16-x/suite.b', 'fail', 'why b'),
+			('step/16-x/suite.c', 'skip', '')]
+		name, st, detail = seriessteps.summary_row('16-x', rows, 40)
+		self.assertEqual((name, st), ('step/16-x/kunit', 'fail'))
+		self.assertIn('1 passed, 1 failed, 1 skipped', detail)
+		self.assertIn('suite.b', detail)
+		self.assertIn('why b', detail)
+
+	def test_passes_and_skips_pass(self):
+		rows = [('step/16-x/suite.a', 'pass', ''), ('step/16-x/suite.c', 'skip', '')]
+		self.assertEqual(seriessteps.summary_row('16-x', rows, 40)[1], 'pass')
+
+	def test_a_run_without_results_fails(self):
+		rows = [('step/16-x/run', 'fail', 'kunit.py gave no results')]
+		self.assertEqual(seriessteps.summary_row('16-x', rows, 40)[1], 'fail')
+		self.assertEqual(seriessteps.summary_row('16-x', [], 40)[1], 'fail')
