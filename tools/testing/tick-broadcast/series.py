@@ -272,12 +272,14 @@ def message_key(msg):
 	return re.sub(r'^(?:\.\./)?([^:\s]+):\d+(?::\d+)?:', r'\1:', msg.strip())
 
 
-def step_build(wt, config, env, jobs, ours, known=frozenset()):
+def step_build(wt, config, env, jobs, ours, known=frozenset(), forget=True):
 	"""Build STEP_TARGETS in wt with config; return (ok, seconds, messages).
 
 	ours: the paths the series has set so far, whose warnings count;
 	known: message_key()s of the base's own warnings in them (W=1's
-	kernel-doc warnings of upstream's tick-broadcast.c), which do not.
+	kernel-doc warnings of upstream's tick-broadcast.c), which do not;
+	forget: recompile all of ours, not only what changed since the last
+	build in wt (whose warnings that build showed).
 	"""
 	bdir = wt / '.build-steps'
 	bdir.mkdir(exist_ok=True)
@@ -285,7 +287,8 @@ def step_build(wt, config, env, jobs, ours, known=frozenset()):
 	t0 = time.time()
 	base = ['make', '-s', f'-j{jobs}', 'O=.build-steps', 'CC=ccache gcc', 'HOSTCC=ccache gcc']
 	r = subprocess.run(base + ['olddefconfig'], cwd=wt, env=env, capture_output=True, text=True)
-	configbuilds.forget_objects(bdir, ours)
+	if forget:
+		configbuilds.forget_objects(bdir, ours)
 	if not r.returncode:
 		r = subprocess.run(base + ['W=1'] + STEP_TARGETS, cwd=wt, env=env,
 				   capture_output=True, text=True)
@@ -413,7 +416,9 @@ def series_rows(wt, patches, pristine, config, env, jobs, steps, whole):
 		for n, (commit, patch) in enumerate(zip(commits, patches), 1):
 			git(wt, 'checkout', '-q', '--detach', commit)
 			ours = set(patchset.tree_files('ours', pristine, upto=n))
-			ok, secs, msgs = step_build(wt, config, env, jobs, ours, known)
+			# After the base's build every step rebuilds what it changed
+			# (git checkout touches only those files) and what depends on it.
+			ok, secs, msgs = step_build(wt, config, env, jobs, ours, known, forget=False)
 			rows.append(row(f'series/build/{patch.name}', ok,
 					f'{secs:.0f} s' + ('\n' + '\n'.join(msgs[:10]) if msgs else '')))
 			print(f'series: {patch.name}: built {" ".join(STEP_TARGETS)} in {secs:.0f} s'
