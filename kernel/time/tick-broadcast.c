@@ -2,6 +2,10 @@
 /*
  * Tick broadcast: the kernel side.
  *
+ * Copyright(C) 2005-2006, Thomas Gleixner <tglx@linutronix.de>
+ * Copyright(C) 2005-2007, Red Hat, Inc., Ingo Molnar
+ * Copyright(C) 2006-2007, Timesys Corp., Thomas Gleixner
+ *
  * The decisions (who sleeps until when, who is woken, what the device is
  * armed for) are made by the core in tick-broadcast-core.c, whose design
  * comment describes the state, the invariants and the races. This file
@@ -976,6 +980,12 @@ static void __tick_broadcast_switch_to_oneshot(void)
 	 */
 	tick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next,
 			       armed && expires <= next);
+	/*
+	 * The device stays armed for that tick: say so in its next event,
+	 * which __clockevents_update_freq() programs it with again.
+	 */
+	if (armed && expires <= next)
+		bcdev->next_event = expires;
 	/* A device installed in oneshot mode: re-evaluate the sleepers. */
 	if (fresh && !from_periodic)
 		tick_bc_retrigger(&tick_bc);
