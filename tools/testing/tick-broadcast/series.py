@@ -272,21 +272,25 @@ def message_key(msg):
 	return re.sub(r'^(?:\.\./)?([^:\s]+):\d+(?::\d+)?:', r'\1:', msg.strip())
 
 
-def step_build(wt, config, env, jobs, ours, known=frozenset(), forget=True):
+def step_build(wt, config, env, jobs, ours, known=frozenset(), forget=True, configure=True):
 	"""Build STEP_TARGETS in wt with config; return (ok, seconds, messages).
 
 	ours: the paths the series has set so far, whose warnings count;
 	known: message_key()s of the base's own warnings in them (W=1's
 	kernel-doc warnings of upstream's tick-broadcast.c), which do not;
 	forget: recompile all of ours, not only what changed since the last
-	build in wt (whose warnings that build showed).
+	build in wt (whose warnings that build showed); configure: make the
+	configuration anew from config (needed when a Kconfig file changed).
 	"""
 	bdir = wt / '.build-steps'
 	bdir.mkdir(exist_ok=True)
-	shutil.copyfile(config, bdir / '.config')
 	t0 = time.time()
 	base = ['make', '-s', f'-j{jobs}', 'O=.build-steps', 'CC=ccache gcc', 'HOSTCC=ccache gcc']
-	r = subprocess.run(base + ['olddefconfig'], cwd=wt, env=env, capture_output=True, text=True)
+	r = subprocess.CompletedProcess([], 0, '', '')
+	if configure or not (bdir / '.config').exists():
+		shutil.copyfile(config, bdir / '.config')
+		r = subprocess.run(base + ['olddefconfig'], cwd=wt, env=env, capture_output=True,
+				   text=True)
 	if forget:
 		configbuilds.forget_objects(bdir, ours)
 	if not r.returncode:
@@ -418,7 +422,10 @@ def series_rows(wt, patches, pristine, config, env, jobs, steps, whole):
 			ours = set(patchset.tree_files('ours', pristine, upto=n))
 			# After the base's build every step rebuilds what it changed
 			# (git checkout touches only those files) and what depends on it.
-			ok, secs, msgs = step_build(wt, config, env, jobs, ours, known, forget=False)
+			kconfig = any('Kconfig' in path for path in
+				      git(wt, 'diff', '--name-only', f'{commit}^', commit).split())
+			ok, secs, msgs = step_build(wt, config, env, jobs, ours, known, forget=False,
+						    configure=n == 1 or kconfig)
 			rows.append(row(f'series/build/{patch.name}', ok,
 					f'{secs:.0f} s' + ('\n' + '\n'.join(msgs[:10]) if msgs else '')))
 			print(f'series: {patch.name}: built {" ".join(STEP_TARGETS)} in {secs:.0f} s'
