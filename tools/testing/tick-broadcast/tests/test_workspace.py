@@ -227,3 +227,8 @@ class KunitCommand(unittest.TestCase):
 		self.assertIn('--kernel_args panic=1', x86)
 		self.assertIn('--kernel_args panic=1', ' '.join(kunitcmd.boot_args('arm64')))
 		self.assertIn('-smp 4 -icount', ' '.join(kunitcmd.boot_args('x86_64', ['-icount'])))
+
+	def test_x86_boots_probe_no_ps2_port_that_could_print_into_the_ktap(self):
+		x86 = ' '.join(kunitcmd.boot_args('x86_64'))
+		self.assertIn('--kernel_args i8042.nokbd', x86)
+		self.assertIn('--kernel_args i8042.noaux', x86)
