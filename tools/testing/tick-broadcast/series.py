@@ -422,8 +422,8 @@ def series_rows(wt, patches, pristine, config, env, jobs, steps, whole):
 			ours = set(patchset.tree_files('ours', pristine, upto=n))
 			# After the base's build every step rebuilds what it changed
 			# (git checkout touches only those files) and what depends on it.
-			kconfig = any('Kconfig' in path for path in
-				      git(wt, 'diff', '--name-only', f'{commit}^', commit).split())
+			kconfig = any('Kconfig' in path
+				      for path in patchset.diff_paths(patch.read_text()))
 			ok, secs, msgs = step_build(wt, config, env, jobs, ours, known, forget=False,
 						    configure=n == 1 or kconfig)
 			rows.append(row(f'series/build/{patch.name}', ok,
