@@ -16,7 +16,9 @@
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/irqflags.h>
+#include <linux/jiffies.h>
 #include <linux/ktime.h>
+#include <linux/preempt.h>
 #include <linux/smp.h>
 #include <linux/tick.h>
 
@@ -233,17 +235,85 @@ static void live_enter_exit_repeated(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, stuck, 0);
 }
 
-/* A CPU that is awake and was not forced never sees a stale force bit. */
-static void live_not_expired_when_awake(struct kunit *test)
+/*
+ * Stay in deep idle past this CPU's event, interrupts disabled, and exit.
+ * The exit leaves the CPU forced if the broadcast interrupt has not
+ * delivered the event yet; it may have been handled on another CPU first.
+ *
+ * Return: 1 if the exit left this CPU forced, 0 if not, -EOPNOTSUPP if
+ * the CPU cannot sleep deep (the reason in *why).
+ */
+static int live_exit_late(const char **why)
 {
+	struct live_cpu lc;
 	unsigned long flags;
-	int expired;
+	ktime_t event;
+	int ret = 0;
 
 	local_irq_save(flags);
-	expired = tick_check_broadcast_expired();
+	live_cpu_get(&lc);
+	if (!live_cpu_usable(&lc, why)) {
+		ret = -EOPNOTSUPP;
+	} else if (!tick_broadcast_enter()) {
+		event = READ_ONCE(lc.local->next_event);
+		/* Spin only for an event at most a tick away. */
+		if (ktime_sub(event, ktime_get()) <= TICK_NSEC) {
+			while (!ktime_after(ktime_get(), event))
+				cpu_relax();
+		}
+		tick_broadcast_exit();
+		ret = !!tick_check_broadcast_expired();
+	}
 	local_irq_restore(flags);
+	return ret;
+}
 
-	KUNIT_EXPECT_EQ(test, expired, 0);
+/*
+ * A CPU whose exit found its event expired before the broadcast interrupt
+ * delivered it is forced: tick_check_broadcast_expired() keeps it out of
+ * deep idle, and the broadcast interrupt, which is due, releases it. The
+ * case before may have left this CPU forced; if not, force it. Then wait
+ * for the release on this CPU with interrupts enabled: the interrupt can
+ * be late on a loaded host, a stale force bit never clears.
+ */
+static void live_forced_cpu_is_released(struct kunit *test)
+{
+	const char *why = NULL;
+	bool caught, forced;
+	unsigned int cpu;
+	s64 waited;
+	ktime_t start;
+	int i, ret = 0;
+
+	migrate_disable();
+	cpu = smp_processor_id();
+	caught = tick_check_broadcast_expired();
+	for (i = 0; i < 20 && !caught; i++) {
+		ret = live_exit_late(&why);
+		if (ret < 0)
+			break;
+		caught = ret;
+		if (!caught)
+			usleep_range(100, 200);
+	}
+	forced = caught;
+	start = ktime_get();
+	while (forced && ktime_ms_delta(ktime_get(), start) < 5000) {
+		usleep_range(1000, 1100);
+		forced = tick_check_broadcast_expired();
+	}
+	waited = ktime_ms_delta(ktime_get(), start);
+	migrate_enable();
+
+	if (ret < 0)
+		kunit_skip(test, "%s", why);
+	if (!caught)
+		kunit_skip(test, "no exit left CPU%u forced in %d tries", cpu, i);
+	KUNIT_EXPECT_FALSE_MSG(test, forced, "CPU%u still forced after %lld ms",
+			       cpu, waited);
+	if (!forced)
+		kunit_info(test, "CPU%u forced after %d exits, released within %lld ms\n",
+			   cpu, i, waited);
 }
 
 /*
@@ -330,7 +400,7 @@ static struct kunit_case tick_broadcast_live_cases[] = {
 	KUNIT_CASE(live_enter_exit),
 	KUNIT_CASE(live_exit_without_enter),
 	KUNIT_CASE(live_enter_exit_repeated),
-	KUNIT_CASE(live_not_expired_when_awake),
+	KUNIT_CASE(live_forced_cpu_is_released),
 	KUNIT_CASE(live_hrtimer_owner_is_refused),
 	{}
 };
