@@ -144,18 +144,21 @@ static bool live_sample(struct live_cpu *lc, struct live_sample *ls)
 /*
  * ENTER takes the CPU into the oneshot mask, stops its local device and
  * makes sure the broadcast device fires no later than the CPU's event;
- * EXIT undoes all three.
+ * EXIT undoes all three. Tries are retried for up to five seconds: a CPU
+ * left forced is refused until the broadcast interrupt, late on a loaded
+ * host, releases it.
  */
 static void live_enter_exit(struct kunit *test)
 {
 	struct live_sample ls = { };
+	ktime_t start = ktime_get();
 	struct live_cpu lc;
 	const char *why;
 	unsigned long flags;
 	bool conclusive = false;
 	int i;
 
-	for (i = 0; i < 20 && !conclusive; i++) {
+	for (i = 0; !conclusive && ktime_ms_delta(ktime_get(), start) < 5000; i++) {
 		local_irq_save(flags);
 		live_cpu_get(&lc);
 		if (!live_cpu_usable(&lc, &why)) {
