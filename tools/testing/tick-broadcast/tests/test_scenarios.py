@@ -196,6 +196,17 @@ class Verdicts(unittest.TestCase):
 		self.assertEqual(failed(checks), ['splats'])
 		self.assertFalse(scenarios.retryable(checks, 'done'))
 
+	def test_splat_after_power_down_is_not_judged(self):
+		console, data = fixtures.load('ours-arm64-halt')
+		self.assertIn(scenarios.POWER_DOWN, console)
+		warn = 'WARNING: CPU: 1 PID: 0 at kernel/time/tick-broadcast.c:749\n'
+		sc = scenarios.SCENARIOS['arm64-halt']
+		checks, _ = scenarios.verdict(sc, 'done', console + warn, data, True, 'ours')
+		self.assertNotIn('splats', failed(checks))
+		before = console.replace(scenarios.POWER_DOWN, warn + scenarios.POWER_DOWN, 1)
+		checks, _ = scenarios.verdict(sc, 'done', before, data, True, 'ours')
+		self.assertIn('splats', failed(checks))
+
 
 class Starvation(unittest.TestCase):
 	def test_quiet_guest_is_retried(self):
