@@ -430,6 +430,11 @@ def deterministic_checks(c, b):
 	return checks
 
 
+def splat_lines(console):
+	"""The console's splat lines, up to the guest's power-off (POWER_DOWN)."""
+	return [ln for ln in console.split(POWER_DOWN, 1)[0].splitlines() if SPLAT.search(ln)]
+
+
 def verdict(sc, status, console, data, timing=True, tree='ours'):
 	"""([(check, ok, detail)], metrics) for one boot of scenario sc on tree.
 
@@ -440,8 +445,7 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 	m = guestdata.metrics(res)
 	checks = [('finished', status == 'done' and res['end'],
 		   f'guest status: {status}')]
-	judged = console.split(POWER_DOWN, 1)[0]
-	splats = [ln for ln in judged.splitlines() if SPLAT.search(ln)]
+	splats = splat_lines(console)
 	checks.append(('splats', not splats, '; '.join(splats[:3]) or 'none'))
 	checks.append(('errors', not res['errors'], '; '.join(res['errors'][:3]) or 'none'))
 	if 'deep' not in m:

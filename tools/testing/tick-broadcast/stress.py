@@ -131,9 +131,7 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 	res = guestdata.parse(data)
 	checks = [('finished', status == 'done' and res['end'], f'guest status: {status}')]
 	races, ours_races = _race_rows(console)
-	# up to the power-off, as a scenario's (scenarios.POWER_DOWN)
-	judged = console.split(scenarios.POWER_DOWN, 1)[0]
-	lines = [ln for ln in judged.splitlines() if scenarios.SPLAT.search(ln)]
+	lines = scenarios.splat_lines(console)
 	splats = [ln for ln in lines if 'KCSAN: data-race' not in ln] if variant == 'kcsan' \
 		else lines
 	checks.append(('splats', not splats, '; '.join(splats[:3]) or 'none'))
