@@ -22,7 +22,7 @@ BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $
 	      $(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(PART),--part $(PART))
 
 .PHONY: all report check check-quick bench stress deps prepare build scenario kunit series \
-	series-steps unit mutate
+	series-steps unit mutate absorb range-diff
 
 all: report
 
@@ -69,6 +69,16 @@ STEPS_ARGS := $(if $(FIRST),--first $(FIRST)) $(if $(LAST),--last $(LAST)) \
 
 series-steps:
 	$(TB) series steps $(STEPS_ARGS)
+
+# Fold edits of the files at kernel paths into the patches that last
+# touched those lines, and rewrite the series.
+absorb:
+	$(TB) series absorb
+
+# The series at commit OLD against NEW (default: the working tree),
+# patch by patch: make range-diff OLD=HEAD~3 [NEW=HEAD]
+range-diff:
+	$(TB) series range-diff $(or $(OLD),HEAD) $(NEW)
 
 # Break the core and the glue on purpose, one small substitution at a
 # time, and report which fast test catches each (ONLY=id,id: just those).

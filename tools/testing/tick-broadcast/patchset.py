@@ -1,31 +1,34 @@
 # SPDX-License-Identifier: GPL-2.0
 """The series as data: a stack of patches over the pristine base.
 
-series/series.conf lists the patches in order, one a line:
+series/ is a quilt patch directory: series/series lists the patches in
+order, one `git format-patch` file a line, and series/<slug>.patch is
+each patch, its changelog and its diff in one mail. `git am` takes the
+files as they are, and so does quilt (QUILT_PATCHES=series). What the
+testbed knows of a patch follows a '#' on its line, which quilt and git
+never read:
 
-	patch SLUG TREE... [fix [case=NAME...]]
+	<slug>.patch	# [base] [fix [case=NAME...]]
 
-series/patches/SLUG.diff is the patch's change (git diff format, a/ and
-b/ prefixes, any number of files), applied to the tree as the patches
-before it left it; series/SLUG.msg is its changelog (subject line, blank
-line, body). TREE says which trees get the patch: "ours" is the series,
-"base" the pristine tree plus the test tooling both kernels share (the
-test cpuidle driver and the KUnit suites that run on both). "fix" marks
-the standalone fixes of bugs in the pristine code, which `make series
-PART=fixes` exports alone: each must apply to the pristine base. A fix
-names the KUnit cases that fail on the base because of the bug it fixes
-(case=NAME, the case's name in the suite): they are the base's known
+"base": the pristine tree gets the patch too (the test cpuidle driver
+and the KUnit suites that test both implementations), so that both
+kernels are tested and benchmarked the same way; every patch goes into
+ours. "fix": a standalone fix of the pristine code, which `make series
+PART=fixes` exports alone; each must apply to the pristine base. A fix
+names the KUnit cases that fail on the base because of its bug
+(case=NAME, the case's name in its suite): they are the base's known
 failures, and `tb.py series proof` shows each fail before its fix and
 pass after it.
 
 The files the series creates, and the two it replaces wholly
 (OWN_FILES), are also kept at their kernel paths in the repository, as
-the last patch leaves them, for reading; check_files() says where they
-differ from the stack. Changes to other upstream files (Kconfig,
-Makefile, MAINTAINERS, ...) live in the diffs only.
+the last patch leaves them, for reading; mismatches() says where they
+differ from the stack (a unit test fails then). Changes to other
+upstream files (Kconfig, Makefile, MAINTAINERS, ...) live in the
+patches only.
 
-This module knows nothing of builds or QEMU: it turns the configuration
-into file contents, and nothing else imports it back.
+This module knows nothing of builds, git repositories or QEMU: it turns
+the series into file contents, and nothing else imports it back.
 """
 
 import re
@@ -33,108 +36,167 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
 
 TOOLS = Path(__file__).resolve().parent
 REPO = TOOLS.parents[2]
 SERIES_DIR = TOOLS / 'series'
-PATCH_DIR = SERIES_DIR / 'patches'
-CONF = SERIES_DIR / 'series.conf'
+SERIES = SERIES_DIR / 'series'
 TREES = ('ours', 'base')
-FLAGS = ('fix',)
+WORDS = ('base', 'fix')
 # Upstream files the series replaces as a whole: ours at the end.
 OWN_FILES = ('kernel/time/tick-broadcast.c', 'kernel/time/tick-broadcast-hrtimer.c')
 
+# {tree path: contents, or None where the series deletes the file}
+FileState = Dict[str, Optional[bytes]]
+
 
 class SeriesError(Exception):
-	"""The series configuration or one of its patches is broken."""
+	"""The series list or one of its patches is broken."""
 
 
-@dataclass
+@dataclass(frozen=True)
+class Mail:
+	"""A git format-patch file, taken apart as git am takes it apart."""
+	author: str
+	date: str
+	subject: str
+	body: str
+	diff: str
+
+
+def parse_mail(text: str, where: str = 'patch') -> Mail:
+	"""The parts of one git format-patch file: the headers up to the first
+	blank line (the mbox From_ line skipped, folded lines joined), the
+	changelog up to '---' or the first diff, the diff from its first
+	'diff --git' line."""
+	head, sep, rest = text.partition('\n\n')
+	if not sep:
+		raise SeriesError(f'{where}: no blank line after the mail headers')
+	headers: Dict[str, str] = {}
+	key = ''
+	for line in head.splitlines():
+		if line.startswith('From ') and not headers:
+			continue
+		if line[:1] in (' ', '\t') and key:
+			headers[key] += ' ' + line.strip()
+			continue
+		key, _, value = line.partition(':')
+		key = key.lower()
+		headers[key] = value.strip()
+	if 'subject' not in headers or 'from' not in headers:
+		raise SeriesError(f'{where}: no From: or Subject: header')
+	subject = re.sub(r'^\[PATCH[^\]]*\]\s*', '', headers['subject'])
+	m = re.search(r'^(---|diff --git .*)$', rest, re.M)
+	body = rest[:m.start()] if m else rest
+	d = re.search(r'^diff --git ', rest, re.M)
+	diff = rest[d.start():] if d else ''
+	diff = re.sub(r'\n-- \n[^\n]*\n*$', '\n', diff)
+	return Mail(headers['from'], headers.get('date', ''), subject.strip(),
+		    body.strip('\n') + '\n', diff)
+
+
+@dataclass(frozen=True)
 class Patch:
-	"""One patch of the series."""
+	"""One patch of the series: number is its place, 1 first."""
 	number: int
 	slug: str
-	trees: tuple
+	base: bool = False
 	fix: bool = False
-	cases: tuple = ()
+	cases: Tuple[str, ...] = ()
 
 	@property
-	def msg(self):
-		return SERIES_DIR / f'{self.slug}.msg'
+	def path(self) -> Path:
+		return SERIES_DIR / f'{self.slug}.patch'
 
 	@property
-	def diff(self):
-		return PATCH_DIR / f'{self.slug}.diff'
+	def trees(self) -> Tuple[str, ...]:
+		return ('ours', 'base') if self.base else ('ours',)
 
-	def message(self):
+	def mail(self) -> Mail:
+		if not self.path.exists():
+			raise SeriesError(f'{self.path.name}: listed in the series but missing')
+		return parse_mail(self.path.read_text(), self.path.name)
+
+	def message(self) -> Tuple[str, str]:
 		"""(subject, body) of the changelog."""
-		if not self.msg.exists():
-			raise SeriesError(f'{self.msg.relative_to(REPO)}: no changelog for patch {self.slug}')
-		subject, _, body = self.msg.read_text().partition('\n')
-		return subject.strip(), body.strip('\n') + '\n'
+		m = self.mail()
+		return m.subject, m.body
 
-	def diff_text(self):
-		if not self.diff.exists():
-			raise SeriesError(f'{self.diff.relative_to(REPO)}: no diff for patch {self.slug}')
-		return self.diff.read_text()
+	def diff_text(self) -> str:
+		return self.mail().diff
 
-	def conf_line(self):
-		"""The patch's line in series.conf, its trees aligned by tabs."""
-		tabs = '\t' * max(1, (40 - 8 - len(self.slug) + 7) // 8)
-		rest = list(self.trees) + (['fix'] if self.fix else [])
-		line = f'patch\t{self.slug}{tabs}' + '\t'.join(rest)
-		return ''.join([line] + [f' \\\n\tcase={c}' for c in self.cases])
+	def words(self) -> List[str]:
+		"""What the series list says of the patch after its '#'."""
+		return ((['base'] if self.base else []) + (['fix'] if self.fix else []) +
+			[f'case={c}' for c in self.cases])
+
+	def series_line(self) -> str:
+		words = self.words()
+		return f'{self.slug}.patch' + (f'\t# {" ".join(words)}' if words else '')
 
 
-def diff_paths(text):
+def parse_words(number: int, slug: str, words: Sequence[str], where: str) -> Patch:
+	"""A Patch from its slug and the words after its '#'."""
+	cases = tuple(w[len('case='):] for w in words if w.startswith('case='))
+	flags = [w for w in words if not w.startswith('case=')]
+	if any(f not in WORDS for f in flags) or (cases and 'fix' not in flags) or \
+			not re.fullmatch(r'[a-z0-9][a-z0-9-]*', slug):
+		raise SeriesError(f'{where}: want "SLUG.patch [# [base] [fix [case=NAME...]]]" '
+				  'with a slug of lower-case letters, digits and dashes')
+	return Patch(number, slug, 'base' in flags, 'fix' in flags, cases)
+
+
+def parse_series(text: str, where: str = 'series') -> List[Patch]:
+	"""[Patch] from the text of the series list."""
+	patches: List[Patch] = []
+	for n, raw in enumerate(text.splitlines(), 1):
+		if not raw.strip() or raw.lstrip().startswith('#'):
+			continue
+		name, _, meta = raw.partition('#')
+		words = name.split()
+		if len(words) != 1 or not words[0].endswith('.patch'):
+			raise SeriesError(f'{where}:{n}: want one patch file a line, not "{raw}"')
+		patches.append(parse_words(len(patches) + 1, words[0][:-len('.patch')],
+					   meta.split(), f'{where}:{n}'))
+	slugs = [p.slug for p in patches]
+	if len(set(slugs)) != len(slugs):
+		raise SeriesError(f'{where}: a patch is listed twice')
+	return patches
+
+
+def load(series: Optional[Path] = None) -> List[Patch]:
+	"""[Patch] in series order (of the series list SERIES unless given)."""
+	series = series or SERIES
+	return parse_series(series.read_text(), series.name)
+
+
+def series_header(series: Optional[Path] = None) -> str:
+	"""The comment lines at the top of the series list, kept on save."""
+	series = series or SERIES
+	lines = []
+	for line in series.read_text().splitlines() if series.exists() else []:
+		if line.strip() and not line.lstrip().startswith('#'):
+			break
+		lines.append(line)
+	return '\n'.join(lines).rstrip('\n') + '\n' if lines else ''
+
+
+def series_text(patches: Sequence[Patch], header: str) -> str:
+	return header + ''.join(p.series_line() + '\n' for p in patches)
+
+
+def diff_paths(text: str) -> List[str]:
 	"""Tree paths a git diff changes, in order."""
 	return re.findall(r'^diff --git a/\S+ b/(\S+)$', text, re.M)
 
 
-def parse_conf(text, where='series.conf'):
-	"""[Patch] from the text of series.conf (a line may go on after a
-	backslash)."""
-	patches = []
-	for n, raw in enumerate(text.replace('\\\n', ' ').splitlines(), 1):
-		words = raw.split('#', 1)[0].split()
-		if not words:
-			continue
-		if words[0] != 'patch' or len(words) < 3:
-			raise SeriesError(f'{where}:{n}: want "patch SLUG TREE... [fix [case=NAME...]]"')
-		trees = tuple(w for w in words[2:] if w in TREES)
-		cases = tuple(w[len('case='):] for w in words[2:] if w.startswith('case='))
-		flags = [w for w in words[2:] if w not in TREES and not w.startswith('case=')]
-		if not trees or any(f not in FLAGS for f in flags) or (cases and 'fix' not in flags):
-			raise SeriesError(f'{where}:{n}: trees are {"/".join(TREES)}, flags '
-					  f'{"/".join(FLAGS)}, and only a fix names cases')
-		patches.append(Patch(len(patches) + 1, words[1], trees, 'fix' in flags, cases))
-	slugs = [p.slug for p in patches]
-	if len(set(slugs)) != len(slugs):
-		raise SeriesError(f'{where}: a slug appears twice')
-	return patches
-
-
-def load(conf=CONF):
-	"""[Patch] in series order."""
-	return parse_conf(conf.read_text(), str(conf.relative_to(REPO)))
-
-
-def conf_header(conf=CONF):
-	"""The comment lines at the top of series.conf, kept by save."""
-	lines = []
-	for line in conf.read_text().splitlines() if conf.exists() else []:
-		if line.startswith('patch'):
-			break
-		lines.append(line)
-	return '\n'.join(lines).rstrip('\n') + '\n\n' if lines else ''
-
-
-def known_base_failures(patches=None):
+def known_base_failures(patches: Optional[List[Patch]] = None) -> Dict[str, str]:
 	"""{KUnit case name: the fix of the base that makes it pass}."""
 	return {c: p.slug for p in (load() if patches is None else patches) for c in p.cases}
 
 
-def patches_for(tree, patches=None):
+def patches_for(tree: str, patches: Optional[List[Patch]] = None) -> List[Patch]:
 	return [p for p in (load() if patches is None else patches) if tree in p.trees]
 
 
@@ -150,12 +212,12 @@ COVER_GROUPS = (
 )
 
 
-def cover_list(patches):
+def cover_list(patches: Sequence[Patch]) -> str:
 	"""The cover letter's list of patches, numbered as git format-patch
 	numbers them, in groups: the fixes, the tests that run on the
 	current code, the rest."""
-	def group(p):
-		return 'fix' if p.fix else 'base' if 'base' in p.trees else 'rest'
+	def group(p: Patch) -> str:
+		return 'fix' if p.fix else 'base' if p.base else 'rest'
 	out = []
 	for key, title in COVER_GROUPS:
 		members = [(n, p) for n, p in enumerate(patches, 1) if group(p) == key]
@@ -169,16 +231,17 @@ def cover_list(patches):
 	return '\n'.join(out).rstrip('\n')
 
 
-def cover_message(patches):
+def cover_message(patches: Sequence[Patch]) -> Tuple[str, str]:
 	"""(subject, body) of the cover letter of patches, its list filled in."""
 	name = 'cover-fixes' if patches and all(p.fix for p in patches) else 'cover'
-	subject, body = Patch(0, name, ('ours',)).message()
+	f = SERIES_DIR / f'{name}.msg'
+	subject, _, body = f.read_text().partition('\n')
 	if COVER_LIST not in body:
 		raise SeriesError(f'{name}.msg: no {COVER_LIST} line for the list of patches')
-	return subject, body.replace(COVER_LIST, cover_list(patches))
+	return subject.strip(), body.strip('\n').replace(COVER_LIST, cover_list(patches)) + '\n'
 
 
-def apply_diff(text, state, pristine, name='patch'):
+def apply_diff(text: str, state: FileState, pristine: Path, name: str = 'patch') -> None:
 	"""Apply a git diff over state ({tree path: bytes or None}, falling
 	back to pristine), with git apply: exact context, offsets allowed."""
 	paths = diff_paths(text)
@@ -199,38 +262,73 @@ def apply_diff(text, state, pristine, name='patch'):
 			state[path] = target.read_bytes() if target.exists() else None
 
 
-def tree_files(tree, pristine, upto=None, patches=None):
+def tree_files(tree: str, pristine: Path, upto: Optional[int] = None,
+	       patches: Optional[List[Patch]] = None) -> FileState:
 	"""{tree path: bytes or None (deleted)} the series sets in tree.
 
 	upto limits it to the first upto patches of the series (by number).
 	"""
-	state = {}
+	state: FileState = {}
 	for p in patches_for(tree, patches):
 		if upto is not None and p.number > upto:
 			break
-		apply_diff(p.diff_text(), state, pristine, str(p.diff.relative_to(REPO)))
+		apply_diff(p.diff_text(), state, pristine, p.path.name)
 	return state
 
 
-def own_files(pristine, state):
+def touched_paths(patches: Optional[List[Patch]] = None) -> List[str]:
+	"""Every tree path some patch of the series changes."""
+	out: Dict[str, None] = {}
+	for p in load() if patches is None else patches:
+		out.update(dict.fromkeys(diff_paths(p.diff_text())))
+	return sorted(out)
+
+
+def own_files(pristine: Path, state: FileState) -> List[str]:
 	"""The paths of state kept in the repository: new files and OWN_FILES."""
 	return sorted(p for p, data in state.items()
 		      if data is not None and (p in OWN_FILES or not (pristine / p).exists()))
 
 
-def check_files(pristine, repo=REPO, patches=None):
-	"""[(path, why)] where the repository's own files disagree with the stack."""
-	state = tree_files('ours', pristine, patches=patches)
+def mismatches(pristine: Path, repo: Optional[Path] = None,
+	       patches: Optional[List[Patch]] = None,
+	       state: Optional[FileState] = None) -> List[Tuple[str, str]]:
+	"""[(path, why)] where the repository's own files disagree with the
+	stack (state: what it makes of ours, if known): a file the series
+	makes that differs or is missing, or a file at one of our paths that
+	the series does not make."""
+	repo = repo or REPO
+	if state is None:
+		state = tree_files('ours', pristine, patches=patches)
+	own = own_files(pristine, state)
 	bad = []
-	for path in own_files(pristine, state):
+	for path in own:
 		f = repo / path
 		if not f.exists():
 			bad.append((path, 'missing in the repository'))
 		elif f.read_bytes() != state[path]:
 			bad.append((path, 'differs from what the series makes of it'))
+	for path in stray_files(repo, own):
+		bad.append((path, 'in the repository, but no patch of the series makes it'))
 	return bad
 
 
-def repo_paths(pristine):
+# Where the repository keeps kernel files (everything else is tooling).
+KERNEL_DIRS = ('kernel', 'drivers', 'include', 'Documentation', 'arch')
+
+
+def stray_files(repo: Path, own: Sequence[str]) -> List[str]:
+	"""Files under the repository's kernel directories that are not among
+	own (new kernel files written at a kernel path instead of into a patch)."""
+	found = []
+	for d in KERNEL_DIRS:
+		for f in sorted((repo / d).rglob('*')) if (repo / d).is_dir() else ():
+			rel = f.relative_to(repo).as_posix()
+			if f.is_file() and rel not in own:
+				found.append(rel)
+	return found
+
+
+def repo_paths(pristine: Path) -> List[str]:
 	"""The repository's own files of the series, at their kernel paths."""
 	return own_files(pristine, tree_files('ours', pristine))

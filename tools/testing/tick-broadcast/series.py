@@ -29,9 +29,10 @@ from pathlib import Path
 
 import configbuilds
 import patchset
+import stackgit
 from kunitcmd import UML_ARGS, kunit_py
+from stackgit import BASE_TAG, Failed, git
 
-BASE_TAG = 'tb-base'
 BRANCH = 'tb-series'
 MANIFEST = patchset.SERIES_DIR / 'base-files.sha256'
 # The objects every patch must leave buildable.
@@ -63,20 +64,6 @@ CHECKPATCH_ALLOWED = {
 	'SPACING': r'^\+#define TRACE_INCLUDE_(PATH \.\./\.\./\S+|FILE [\w-]+)$',
 	'TRAILING_SEMICOLON': r'^\+#define tick_bc_name\(e, \.\.\.\)\s+TRACE_DEFINE_ENUM\(e\);',
 }
-
-
-class Failed(Exception):
-	"""A step of export, verify or apply failed; the message says which."""
-
-
-def git(repo, *args, env=None, check=True, strip=True, **kw):
-	"""git's output, stripped unless strip=False (a diff's last context
-	line may be a single space)."""
-	r = subprocess.run(['git', '-C', str(repo)] + list(args), capture_output=True,
-			   text=True, env=env, **kw)
-	if check and r.returncode:
-		raise Failed(f'git {" ".join(args)} in {repo} failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}')
-	return r.stdout.strip() if strip else r.stdout
 
 
 def identity():
@@ -135,28 +122,13 @@ def new_files(pristine, patches=None):
 
 # ---------------------------------------------------------------- export
 
-def commit_patches(wt, branch, patches, tail):
-	"""(Re)make branch in worktree wt: one commit per patch, on tb-base;
-	tail(patch) is appended to each changelog."""
-	git(wt, 'checkout', '-q', '-f', '-B', branch, BASE_TAG)
-	git(wt, 'clean', '-q', '-f', '-d')
-	for p in patches:
-		r = subprocess.run(['git', '-C', str(wt), 'apply', '--index', '-p1', '-'],
-				   input=p.diff_text(), capture_output=True, text=True)
-		if r.returncode:
-			raise Failed(f'patch {p.number} ({p.slug}) does not apply:\n{r.stderr[-2000:]}')
-		subject, body = p.message()
-		git(wt, 'commit', '-q', '--allow-empty', '-F', '-',
-		    input=f'{subject}\n\n{body}\n{tail(p)}')
-	return git(wt, 'rev-parse', 'HEAD')
-
-
 def commit_series(repo, pristine, patches=None):
 	"""(Re)make branch tb-series: one commit per patch, on tb-base."""
 	signoff = identity()
 	if patches is None:
-		patches = patchset.patches_for('ours')
-	return commit_patches(repo, BRANCH, patches, lambda p: f'Signed-off-by: {signoff}\n')
+		patches = patchset.load()
+	return stackgit.commit_stack(repo, BRANCH, stackgit.stack_of(patches),
+				     tail=lambda p: f'Signed-off-by: {signoff}')
 
 
 def maintainers(repo, files):

@@ -15,7 +15,7 @@
   proof   the standalone fixes against the regression suite: the base's
           test patches applied to the pristine tree, then the fixes one by
           one; after each, the devices suite runs, and the cases a fix
-          names (series.conf, "case=") must fail before it and pass after.
+          names (series/series, "case=") must fail before it and pass after.
 
   check_rows  make check's part: the steps' KUnit suites as above, one
           row per step (step/NN-slug/kunit), from the first step that
@@ -34,7 +34,8 @@ import patchset
 import runs
 import workspace as ws
 from kunitcmd import boot_args, kunit_py
-from series import BASE_TAG, BRANCH, Failed, base_repo, base_worktree, commit_series, git
+from series import BRANCH, base_repo, base_worktree, commit_series
+from stackgit import BASE_TAG, Failed, git
 from progress import log, run_logged
 
 KUNITCONFIG = 'kernel/time/tests/.kunitconfig'

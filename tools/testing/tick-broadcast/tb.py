@@ -14,6 +14,8 @@
   tb.py bench [--runs N] [--part coalesce]   ours against the base, side by side
   tb.py stress [--kinds K,..] [--variants V,..] [--short]   long runs (stress.py)
   tb.py series [--part fixes] [--base TREE]   the series as git patches
+  tb.py series absorb          fold edits at kernel paths into their patches
+  tb.py series range-diff OLD [NEW]   the series at two commits, patch by patch
   tb.py series edit|save        the series as a git branch to work on, and back
   tb.py series steps|proof      every step built and tested; the fixes proven
   tb.py series steps --boot     ...and a scenario booted on every step
@@ -45,10 +47,14 @@ import check		# noqa: E402
 import commands		# noqa: E402
 import scenarios	# noqa: E402
 import series		# noqa: E402
+import absorb		# noqa: E402
+import rangediff	# noqa: E402
 import seriesedit	# noqa: E402
 import seriessteps	# noqa: E402
 import stress		# noqa: E402
 import workspace	# noqa: E402
+import patchset		# noqa: E402
+from progress import Failed	# noqa: E402
 
 
 def parser():
@@ -118,7 +124,10 @@ def parser():
 	t.set_defaults(fn=stress.cmd_stress)
 	z = sub.add_parser('series', help='export, edit or save the series')
 	z.add_argument('action', nargs='?', default='export',
-		       choices=['export', 'edit', 'save', 'steps', 'proof'])
+		       choices=['export', 'absorb', 'range-diff', 'edit', 'save', 'steps', 'proof'])
+	z.add_argument('revs', nargs='*', metavar='REV',
+		       help='range-diff: OLD [NEW], commits of this repository (NEW: the '
+			    'working tree); what follows -- goes to git range-diff')
 	z.add_argument('--first', type=int, default=1, help='steps: from this patch')
 	z.add_argument('--last', type=int, default=0, help='steps: up to this patch')
 	z.add_argument('--boot', action='store_true',
@@ -137,8 +146,11 @@ def parser():
 def cmd_series(args):
 	if args.action == 'export':
 		series.cmd_series(args, workspace)
-	elif args.action in ('edit', 'save'):
-		seriesedit.main(args, workspace)
+	elif args.action in ('edit', 'save', 'absorb', 'range-diff'):
+		try:
+			edit_series(args)
+		except (Failed, patchset.SeriesError) as e:
+			raise SystemExit(f'series: {args.action}: {e}')
 	else:
 		rows = (seriessteps.steps(args.first, args.last or None, boot=args.boot)
 			if args.action == 'steps' else seriessteps.proof())
@@ -146,9 +158,39 @@ def cmd_series(args):
 		sys.exit(1 if any(r[1] == 'fail' for r in rows) else 0)
 
 
+def edit_series(args):
+	"""The series' editing actions: absorb, range-diff, edit, save."""
+	pristine = workspace.unpack_pristine()
+	if args.action == 'absorb':
+		done = absorb.absorb(pristine)
+		for t in done:
+			print(f'series: {t.hunk.lines()}: into {t.patch.slug}.patch ({t.why})')
+		print(f'series: absorbed {len(done)} hunks; the kernel paths and the series agree'
+		      if done else 'series: nothing to absorb: the kernel paths and the series agree')
+	elif args.action == 'range-diff':
+		revs = [r for r in args.revs if r != '--']
+		if not 1 <= len(revs) <= 2:
+			raise SystemExit('series: range-diff OLD [NEW]')
+		old, new = revs[0], revs[1] if len(revs) > 1 else None
+		print(f'series: {rangediff.label(old)} against {rangediff.label(new)}', flush=True)
+		sys.stdout.write(rangediff.range_diff(pristine, old, new, args.git_args))
+	elif args.action == 'edit':
+		wt = seriesedit.edit(workspace.workdir(), pristine, args.force)
+		print(f'series: branch {seriesedit.EDIT_BRANCH} in {wt}, one commit per patch; '
+		      f'work there with git, then "tb.py series save"')
+	else:
+		patches = seriesedit.save(workspace.workdir(), pristine)
+		print(f'series: saved {len(patches)} patches into {patchset.SERIES_DIR}')
+
+
 def main():
-	args = parser().parse_args()
-	if args.cmd not in ('deps', 'unit'):
+	argv = sys.argv[1:]
+	git_args = argv[argv.index('--') + 1:] if '--' in argv else []
+	args = parser().parse_args(argv[:len(argv) - len(git_args)] if git_args else argv)
+	args.git_args = git_args
+	if args.cmd == 'unit':
+		workspace.install_deps(workspace.UNIT_DEPENDS)
+	elif args.cmd != 'deps':
 		workspace.install_deps()
 	args.fn(args)
 

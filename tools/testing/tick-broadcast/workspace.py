@@ -37,6 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import absorb
 import patchset
 from kunitcmd import boot_args, kunit_py
 from progress import Failed, count_lines, die, log, run, run_logged, tail
@@ -77,6 +78,9 @@ DEPENDS = {
 	'rsync': 'rsync',
 	'patch': 'patch',
 	'git': 'git',
+	# the series as quilt reads it, and the type checker (make unit)
+	'quilt': 'quilt',
+	'mypy': 'mypy',
 	# make series / make check: htmldocs, the arm64 configuration build
 	'/usr/bin/sphinx-build': 'python3-sphinx',
 	'dot': 'graphviz',
@@ -89,6 +93,10 @@ DEPENDS = {
 	'iasl': 'acpica-tools',
 }
 
+
+# What make unit needs: the base's files, git and quilt for the series,
+# the type checker.
+UNIT_DEPENDS = {k: DEPENDS[k] for k in (str(TARBALL), 'git', 'quilt', 'mypy', 'xz')}
 
 # ---------------------------------------------------------------- deps
 
@@ -208,6 +216,18 @@ def desired_files(tree, pristine):
 		die(str(e))
 
 
+def check_kernel_paths(pristine, ours=None):
+	"""Die, saying what to do, when the repository's files at kernel paths
+	differ from the series (ours: what the series makes of our tree, if
+	known): the builds take the series, so an edit there would be lost."""
+	bad = patchset.mismatches(pristine, state=ours)
+	if bad:
+		die('the files at kernel paths differ from the series, which is what '
+		    'the builds take:\n' + absorb.explain(pristine) +
+		    '\n"make absorb" folds these edits into their patches; '
+		    '"git checkout -- FILE" drops them')
+
+
 def prepare_tree(tree):
 	"""Make tree (ours or base) match the series; return its directory."""
 	pristine = unpack_pristine()
@@ -219,6 +239,7 @@ def prepare_tree(tree):
 		run(['cp', '-a', str(pristine), str(tmp)])
 		tmp.rename(dst)
 	want = desired_files(tree, pristine)
+	check_kernel_paths(pristine, want if tree == 'ours' else None)
 	stamp = dst / '.tb-series-files'
 	before = set(stamp.read_text().split()) if stamp.exists() else set()
 	for path in sorted(before - set(want)):

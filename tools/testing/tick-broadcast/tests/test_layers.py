@@ -21,14 +21,18 @@ LIBRARIES = {
 	'patchset': set(),
 	'scenarios': {'guestdata'},
 	'kunitcmd': set(),
-	'workspace': {'progress', 'patchset', 'kunitcmd'},
+	'workspace': {'progress', 'patchset', 'kunitcmd', 'absorb'},
 	'qemu': {'progress', 'workspace', 'guestdata'},
 	'firmware': {'progress', 'workspace', 'qemu'},
 	'runs': {'progress', 'workspace', 'qemu', 'scenarios', 'firmware'},
 	'stress': {'progress', 'workspace', 'qemu', 'scenarios', 'guestdata'},
-	'series': {'configbuilds', 'patchset', 'kunitcmd'},
-	'seriesedit': {'series', 'patchset'},
-	'seriessteps': {'series', 'patchset', 'workspace', 'progress', 'kunitcmd', 'runs'},
+	'stackgit': {'patchset', 'progress'},
+	'absorb': {'patchset', 'stackgit', 'progress'},
+	'rangediff': {'patchset', 'stackgit', 'progress'},
+	'series': {'configbuilds', 'patchset', 'kunitcmd', 'stackgit', 'progress'},
+	'seriesedit': {'series', 'patchset', 'stackgit', 'progress'},
+	'seriessteps': {'series', 'patchset', 'workspace', 'progress', 'kunitcmd', 'runs',
+			'stackgit'},
 }
 
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""patchset: the series as a stack of diffs; seriesedit's pure parts."""
+"""patchset: the series list and its patch files; stackgit's trailers."""
 
 import re
 import subprocess
@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 
 import patchset
-import seriesedit
+import stackgit
 
 NEW = '''diff --git a/kernel/new.c b/kernel/new.c
 new file mode 100644
@@ -39,6 +39,25 @@ deleted file mode 100644
 '''
 
 
+MAIL = '''From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: A U Thor
+ <a@example.org>
+Date: Sat, 5 Dec 2026 08:32:46 +0000
+Subject: [PATCH] tick/broadcast: Do a thing that needs a long subject
+ line
+
+Because.
+
+Fixes: 123456789abc ("x")
+---
+ kernel/old.c | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+''' + CHANGE + '''-- 
+2.39.5
+'''
+
+
 class Stack(unittest.TestCase):
 	def setUp(self):
 		self.tmp = tempfile.TemporaryDirectory()
@@ -49,15 +68,23 @@ class Stack(unittest.TestCase):
 	def tearDown(self):
 		self.tmp.cleanup()
 
-	def test_conf(self):
-		p = patchset.parse_conf('# x\npatch a ours base\npatch b ours fix\n')
-		self.assertEqual([(q.number, q.slug, q.trees, q.fix) for q in p],
-				 [(1, 'a', ('ours', 'base'), False), (2, 'b', ('ours',), True)])
-		self.assertEqual(patchset.parse_conf(p[1].conf_line())[0].fix, True)
-		for bad in ('patch a\n', 'patch a mine\n', 'patch a ours later\n', 'file x\n',
-			    'patch a ours\npatch a base\n'):
+	def test_series_list(self):
+		p = patchset.parse_series('# x\n\na.patch\t# base\nb.patch # fix case=c1 case=c2\n')
+		self.assertEqual([(q.number, q.slug, q.trees, q.fix, q.cases) for q in p],
+				 [(1, 'a', ('ours', 'base'), False, ()),
+				  (2, 'b', ('ours',), True, ('c1', 'c2'))])
+		self.assertEqual(patchset.parse_series(p[1].series_line())[0].cases, ('c1', 'c2'))
+		for bad in ('a\n', 'a.patch # mine\n', 'a.patch # case=x\n', 'a.patch b.patch\n',
+			    'a.patch\na.patch # base\n', 'A_b.patch\n'):
 			with self.assertRaises(patchset.SeriesError, msg=bad):
-				patchset.parse_conf(bad)
+				patchset.parse_series(bad)
+
+	def test_mail(self):
+		m = patchset.parse_mail(MAIL)
+		self.assertEqual(m.author, 'A U Thor <a@example.org>')
+		self.assertEqual(m.subject, 'tick/broadcast: Do a thing that needs a long subject line')
+		self.assertEqual(m.body, 'Because.\n\nFixes: 123456789abc ("x")\n')
+		self.assertEqual(m.diff, CHANGE)
 
 	def test_apply_new_change_delete(self):
 		state = {}
@@ -87,11 +114,10 @@ class Stack(unittest.TestCase):
 class Series(unittest.TestCase):
 	"""The repository's own series."""
 
-	def test_every_patch_has_a_diff_and_a_changelog(self):
+	def test_every_patch_has_a_changelog_and_a_diff(self):
 		for p in patchset.load():
-			self.assertTrue(p.diff.exists(), p.slug)
 			subject, body = p.message()
-			self.assertTrue(subject and body.strip(), p.slug)
+			self.assertTrue(subject and body.strip() and p.diff_text(), p.slug)
 
 	def test_base_patches_are_test_tooling(self):
 		for p in patchset.patches_for('base'):
@@ -105,41 +131,47 @@ class Series(unittest.TestCase):
 		self.assertTrue(all(p.number < first_other for p in patches if p.fix))
 
 
-class EditTrailer(unittest.TestCase):
+class Trailer(unittest.TestCase):
 	def test_slug(self):
-		self.assertEqual(seriesedit.slugify('tick/broadcast: Send the IPIs after unlock'),
+		self.assertEqual(stackgit.slugify('tick/broadcast: Send the IPIs after unlock'),
 				 'send-the-ipis-after-unlock')
 
-	def test_trailer_names_the_patch(self):
-		p = patchset.Patch(3, 'fix-it', ('ours',), True)
-		line = seriesedit.trailer(p)
-		self.assertEqual(line, 'Tb-Patch: fix-it ours fix\n')
-		q = patchset.parse_conf('patch ' + line.split(': ', 1)[1])[0]
-		self.assertEqual((q.slug, q.trees, q.fix), ('fix-it', ('ours',), True))
+	def test_trailer_names_the_patch_and_comes_out_again(self):
+		p = patchset.Patch(3, 'fix-it', False, True, ('c',))
+		line = stackgit.trailer(p)
+		self.assertEqual(line, 'Tb-Patch: fix-it fix case=c')
+		for msg in ('s\n\nbody\n', 's\n\nbody\n\nFixes: 1234 ("x")\n'):
+			with_it = stackgit.with_trailer(msg, line)
+			self.assertIn('\n' + line + '\n', with_it)
+			self.assertEqual(stackgit.without_trailer(with_it), (msg, line.split(': ', 1)[1]))
+		self.assertIn('("x")\nTb-Patch', stackgit.with_trailer('s\n\nb\n\nFixes: 1 ("x")', line))
 
 
-class ReadCommit(unittest.TestCase):
+class FormatCommit(unittest.TestCase):
 	def test_a_diff_that_ends_in_a_blank_context_line_applies(self):
 		"""git diff ends such a hunk with a line of one space: the
-		saved diff must keep it, or git apply calls it corrupt."""
+		stored patch must keep it, or git apply calls it corrupt."""
 		with tempfile.TemporaryDirectory() as d:
 			def git(*args):
-				subprocess.run(['git', '-C', d, '-c', 'user.name=t', '-c', 'user.email=t@t']
-					       + list(args), check=True, capture_output=True)
+				subprocess.run(['git', '-C', d] + list(args), check=True, capture_output=True,
+					       env=stackgit.fixed_env())
 			f = Path(d) / 'a.c'
 			f.write_text('int a;\nint b;\nint c;\n\nint d;\n')
 			git('init', '-q')
 			git('add', 'a.c')
 			git('commit', '-q', '-m', 'one')
 			f.write_text('int a2;\nint b;\nint c;\n\nint d;\n')
-			git('commit', '-q', '-a', '-m', 'two\n\nTb-Patch: two ours')
-			p, body, diff = seriesedit.read_commit(Path(d), 'HEAD')
-			self.assertTrue(diff.endswith('\n \n'), repr(diff[-20:]))
+			git('commit', '-q', '-a', '-m', 'x: Two\n\nBody.\n\nTb-Patch: two base')
+			[(p, text)] = stackgit.read_branch(Path(d), 'HEAD', 'HEAD^')
+			self.assertEqual((p.slug, p.base), ('two', True))
+			self.assertNotIn('Tb-Patch', text)
+			mail = patchset.parse_mail(text)
+			self.assertEqual((mail.subject, mail.body), ('x: Two', 'Body.\n'))
+			self.assertTrue(mail.diff.endswith('\n \n'), repr(mail.diff[-20:]))
 			git('checkout', '-q', 'HEAD^')
-			r = subprocess.run(['git', '-C', d, 'apply', '--check', '-'], input=diff,
-					   text=True, capture_output=True)
+			r = subprocess.run(['git', '-C', d, 'am', '-q'], input=text, text=True,
+					   capture_output=True, env=stackgit.fixed_env())
 			self.assertEqual(r.returncode, 0, r.stderr)
-			self.assertEqual((p.slug, body), ('two', 'two\n'))
 
 
 class Cover(unittest.TestCase):
@@ -175,4 +207,4 @@ class Changelogs(unittest.TestCase):
 		for p in patchset.load():
 			for line in p.message()[1].splitlines():
 				if not re.match(r'(Fixes|Link|Closes): ', line):
-					self.assertLessEqual(len(line), 75, f'{p.slug}.msg: {line}')
+					self.assertLessEqual(len(line), 75, f'{p.slug}.patch: {line}')

@@ -81,7 +81,7 @@ class KunitRows(unittest.TestCase):
 		], known)
 		self.assertEqual([r[1] for r in rows], ['skip', 'fail', 'skip', 'pass'])
 		self.assertIn('fix-a', rows[0][2])
-		# every case series.conf names is a case of the devices suite
+		# every case the series list names is a case of the devices suite
 		src = (workspace.REPO / 'kernel/time/tests/tick_broadcast_devices_kunit.c').read_text()
 		for case in patchset.known_base_failures():
 			self.assertIn(f'{case}(', src)
