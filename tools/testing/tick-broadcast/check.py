@@ -25,6 +25,7 @@ import unittest
 import configbuilds
 import patchset
 import qemu
+import results
 import runs
 import scenarios
 import series
@@ -32,6 +33,7 @@ import seriessteps
 import stress
 import workspace
 from progress import Failed, log
+from results import Row, Status
 
 
 def unit_tests():
@@ -42,10 +44,11 @@ def unit_tests():
 
 	class Rows(unittest.TestResult):
 		def addSuccess(self, test):
-			rows.append((f'unit/{test.id()}', 'pass', ''))
+			rows.append(Row(f'unit/{test.id()}', Status.PASS, ''))
 
 		def addFailure(self, test, err):
-			rows.append((f'unit/{test.id()}', 'fail', self._exc_info_to_string(err, test)[-1500:]))
+			rows.append(Row(f'unit/{test.id()}', Status.FAIL,
+					self._exc_info_to_string(err, test)[-1500:]))
 
 		addError = addFailure
 
@@ -55,7 +58,7 @@ def unit_tests():
 				self.addFailure(subtest, err)
 
 		def addSkip(self, test, reason):
-			rows.append((f'unit/{test.id()}', 'skip', reason))
+			rows.append(Row(f'unit/{test.id()}', Status.SKIP, reason))
 	suite.run(Rows())
 	return rows
 
@@ -78,8 +81,8 @@ def kerneldoc():
 				    str(workspace.REPO / rel)], capture_output=True, text=True,
 				   cwd=pristine)
 		out = (r.stdout + r.stderr).strip()
-		rows.append((f'static/kernel-doc/{rel}', 'fail' if out or r.returncode else 'pass',
-			     out[-1500:]))
+		rows.append(Row(f'static/kernel-doc/{rel}',
+				Status.of(not out and not r.returncode), out[-1500:]))
 	return rows
 
 
@@ -117,8 +120,8 @@ def kerneldoc_coverage():
 			block = before[before.rfind('/*'):] if before.endswith('*/') else ''
 			if not block.startswith('/**') or f' {m.group(1)} - ' not in block.split('\n')[1]:
 				missing.append(m.group(1))
-		rows.append((f'static/kernel-doc-coverage/{rel}', 'fail' if missing else 'pass',
-			     'no kernel-doc: ' + ', '.join(missing)))
+		rows.append(Row(f'static/kernel-doc-coverage/{rel}', Status.of(not missing),
+				'no kernel-doc: ' + ', '.join(missing)))
 	return rows
 
 
@@ -149,8 +152,8 @@ def sparse_w1(tree):
 				   capture_output=True, text=True)
 		bad = [ln for ln in (r.stdout + r.stderr).splitlines()
 		       if re.search(r'warning:|error:', ln)]
-		rows.append((f'static/sparse-W1/{rel}', 'fail' if bad or r.returncode else 'pass',
-			     '\n'.join(bad[:10]) or r.stderr[-800:]))
+		rows.append(Row(f'static/sparse-W1/{rel}', Status.of(not bad and not r.returncode),
+				'\n'.join(bad[:10]) or r.stderr[-800:]))
 	return rows
 
 
@@ -178,7 +181,7 @@ def step_kunit():
 	try:
 		return seriessteps.check_rows()
 	except Failed as e:
-		return [('step/kunit', 'fail', str(e))]
+		return [Row('step/kunit', Status.FAIL, str(e))]
 
 
 def cmd_check(args):
@@ -186,9 +189,7 @@ def cmd_check(args):
 	rows = []
 
 	def emit(new):
-		for name, st, detail, *_ in new:
-			print(f'{st.upper():4} {name}' + (f'\n     {detail}' if st == 'fail' else ''),
-			      flush=True)
+		results.print_rows(new)
 		rows.extend(new)
 
 	def build(tree, variant='', arch=workspace.ARCH):
@@ -196,13 +197,14 @@ def cmd_check(args):
 			workspace.build(tree, variant, arch=arch)
 			return True
 		except Failed as e:
-			emit([(f'build/{workspace.label(tree, variant, arch)}', 'fail', str(e))])
+			emit([Row(f'build/{workspace.label(tree, variant, arch)}', Status.FAIL,
+				  str(e))])
 			return False
 
 	def scenario_rows(names, tree):
 		for n in names:
 			row = runs.run(n, tree, outroot)
-			metrics[(n, tree)] = row[4]
+			metrics[(n, tree)] = row.metrics
 			emit([row])
 
 	log('check: unit tests of the testbed (tests/)')
@@ -226,7 +228,7 @@ def cmd_check(args):
 		emit(workspace.kunit(tree))
 		scenario_rows(names, tree)
 		if not args.quick:
-			emit([stress.run('short', tree, outroot)[:4]])
+			emit([stress.run('short', tree, outroot)])
 	for tree in workspace.TREES if arm64 else ():
 		if not build(tree, arch='arm64'):
 			continue
@@ -253,12 +255,8 @@ def cmd_check(args):
 		emit(workspace.kunit('ours', 'debug'))
 		for n in debug:
 			emit([runs.run(n, 'ours', outroot, variant='debug')])
-	passed = sum(1 for r in rows if r[1] == 'pass')
-	failed = sum(1 for r in rows if r[1] == 'fail')
-	skipped = sum(1 for r in rows if r[1] == 'skip')
 	print(f'\ncheck took {time.time() - t0:.0f} s; outputs: scenario reports and logs in '
 	      f'{outroot}/<scenario>-<tree>/, KUnit in {workspace.RUNS}/kunit-<tree>/, '
 	      f'build logs in {workspace.RUNS}/build-<tree>.log')
-	tail = f', {skipped} skipped' if skipped else ''
-	print(f'{passed} passed, {failed} failed{tail}')
-	raise SystemExit(1 if failed else 0)
+	print(results.summary(rows))
+	raise SystemExit(results.exit_status(rows))

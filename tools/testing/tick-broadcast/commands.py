@@ -9,6 +9,7 @@ import sys
 import unittest
 
 import qemu
+import results
 import runs
 import scenarios
 import workspace
@@ -37,9 +38,9 @@ def cmd_initramfs(_args):
 
 
 def _print_row(row):
-	print((row[3] / 'report.txt').read_text())
-	print(f'{row[1].upper()} {row[0]}: {row[2]}')
-	print(f'logs: {row[3]} (console.log, data.log, qemu.cmd, report.txt)\n')
+	print((row.outdir / 'report.txt').read_text())
+	print(f'{row.status.name} {row.name}: {row.detail}')
+	print(f'logs: {row.outdir} (console.log, data.log, qemu.cmd, report.txt)\n')
 
 
 def cmd_report(args):
@@ -49,17 +50,13 @@ def cmd_report(args):
 	shutil.rmtree(outroot, ignore_errors=True)
 	row = runs.run('hpet-irqoff', args.tree, outroot)
 	_print_row(row)
-	sys.exit(1 if row[1] == 'fail' else 0)
+	sys.exit(results.exit_status([row]))
 
 
 def print_rows(rows, where=''):
 	"""One line per test row, a failure's detail under it, and the count."""
-	for name, st, detail in rows:
-		print(f'{st.upper():4} {name}')
-		if st == 'fail':
-			print(detail)
-	n = {s: sum(1 for r in rows if r[1] == s) for s in ('pass', 'fail', 'skip')}
-	print(f'{n["pass"]} passed, {n["fail"]} failed, {n["skip"]} skipped' + where)
+	results.print_rows(rows)
+	print(results.summary(rows) + where)
 
 
 def cmd_kunit(args):
@@ -68,7 +65,7 @@ def cmd_kunit(args):
 	rows = workspace.kunit(args.tree, args.variant, arch=args.arch, qemu_args=qemu_args)
 	print_rows(rows, f'; log and results.json in '
 		   f'{workspace.kunit_dir(args.tree, args.variant, args.arch)}')
-	sys.exit(1 if any(r[1] == 'fail' for r in rows) else 0)
+	sys.exit(results.exit_status(rows))
 
 
 def cmd_scenario(args):
@@ -80,13 +77,13 @@ def cmd_scenario(args):
 				       for n in names}):
 			workspace.build_or_die(args.tree, v, prepare=not args.no_prepare, arch=arch)
 	outroot = workspace.RUNS / 'scenarios'
-	failed = 0
+	rows = []
 	for n in names:
 		row = runs.run(n, args.tree, outroot, args.seed, args.variant, retry=not args.no_retry)
 		_print_row(row)
-		failed += row[1] == 'fail'
-	print(f'{len(names) - failed} passed, {failed} failed; reports in {outroot}')
-	sys.exit(1 if failed else 0)
+		rows.append(row)
+	print(f'{results.summary(rows)}; reports in {outroot}')
+	sys.exit(results.exit_status(rows))
 
 
 def cmd_unit(args):

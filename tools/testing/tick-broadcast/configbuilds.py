@@ -14,6 +14,8 @@ import re
 import subprocess
 import time
 
+from results import Row, Status
+
 CROSS = {'arm64': 'aarch64-linux-gnu-'}
 
 # name: (arch, start, {symbol: y/n/m to set}, {symbol: value to expect}, targets)
@@ -112,15 +114,16 @@ def build_variant(src, name, tested_config, env, jobs, ours):
 	else:
 		r = run('defconfig')
 		if r.returncode:
-			return (f'configs/{name}', 'fail', r.stderr[-1500:])
+			return Row(f'configs/{name}', Status.FAIL, r.stderr[-1500:])
 		set_symbols(src, config, {**KUNIT_SYMBOLS, **symbols})
 	r = run('olddefconfig')
 	if r.returncode:
-		return (f'configs/{name}', 'fail', r.stderr[-1500:])
+		return Row(f'configs/{name}', Status.FAIL, r.stderr[-1500:])
 	text = config.read_text()
 	off = {s: config_value(text, s) for s, v in expect.items() if config_value(text, s) != v}
 	if off:
-		return (f'configs/{name}', 'fail', f'after olddefconfig: {off}, wanted {expect}')
+		return Row(f'configs/{name}', Status.FAIL,
+			   f'after olddefconfig: {off}, wanted {expect}')
 	forget_objects(src / bdir, ours)
 	r = run('W=1', *targets)
 	out = r.stdout + r.stderr
@@ -128,10 +131,10 @@ def build_variant(src, name, tested_config, env, jobs, ours):
 	if r.returncode and not msgs:
 		msgs = out.splitlines()[-10:]
 	ok = not r.returncode and not msgs
-	return (f'configs/{name}', 'pass' if ok else 'fail',
-		f'{arch} {" ".join(f"{k}={v}" for k, v in symbols.items()) or "defconfig"}: '
-		f'{" ".join(targets)} in {time.time() - t0:.0f} s' +
-		('' if ok else '\n' + '\n'.join(msgs[:15])))
+	return Row(f'configs/{name}', Status.of(ok),
+		   f'{arch} {" ".join(f"{k}={v}" for k, v in symbols.items()) or "defconfig"}: '
+		   f'{" ".join(targets)} in {time.time() - t0:.0f} s' +
+		   ('' if ok else '\n' + '\n'.join(msgs[:15])))
 
 
 def htmldocs(src, env):
@@ -144,9 +147,10 @@ def htmldocs(src, env):
 	(src / '.build-htmldocs' / 'htmldocs.log').write_text(out)
 	bad = [ln for ln in out.splitlines() if re.search(r'WARNING|ERROR|warning:|error:', ln)]
 	ok = not r.returncode and not bad
-	return ('docs/htmldocs-timers', 'pass' if ok else 'fail',
-		f'{time.time() - t0:.0f} s, output in {src}/.build-htmldocs/Documentation/output/timers'
-		if ok else '\n'.join(bad[:15]) or out[-1500:])
+	return Row('docs/htmldocs-timers', Status.of(ok),
+		   f'{time.time() - t0:.0f} s, output in '
+		   f'{src}/.build-htmldocs/Documentation/output/timers'
+		   if ok else '\n'.join(bad[:15]) or out[-1500:])
 
 
 def rows(src, tested_config, env, jobs, ours, names=None):
@@ -154,6 +158,7 @@ def rows(src, tested_config, env, jobs, ours, names=None):
 	out = []
 	for name in names or VARIANTS:
 		row = build_variant(src, name, tested_config, env, jobs, ours)
-		print(f'configs: {name}: {row[1]} ({row[2].splitlines()[0]})', flush=True)
+		print(f'configs: {name}: {row.status.value} ({row.detail.splitlines()[0]})',
+		      flush=True)
 		out.append(row)
 	return out

@@ -53,6 +53,7 @@ import scenarios  # noqa: E402
 import workspace  # noqa: E402
 from kunitcmd import UML_ARGS, boot_args, kunit_py  # noqa: E402
 from progress import Failed, die, elapsed, log, run_logged  # noqa: E402
+from results import Status  # noqa: E402
 
 CORE = 'kernel/time/tick-broadcast-core.c'
 CORE_H = 'kernel/time/tick-broadcast-core.h'
@@ -295,9 +296,9 @@ def results(json_path, logtext):
 	except (OSError, ValueError):
 		return ['(no results: crash or timeout)'], 'no results'
 	failed = []
-	for name, st, _ in workspace.kunit_rows(text, logtext, 'kunit'):
-		name = name[len('kunit/'):].replace('/', '.')
-		if st != 'fail' or name == 'run':
+	for row in workspace.kunit_rows(text, logtext, 'kunit'):
+		name = row.name[len('kunit/'):].replace('/', '.')
+		if row.status is not Status.FAIL or name == 'run':
 			continue
 		if name == workspace.NO_RESULT:
 			name = 'later suites (no result)'

@@ -15,6 +15,7 @@ import qemu
 import scenarios
 import workspace
 from progress import log
+from results import Row, Status
 
 
 def boot_scenario(kernel, sc, out, seed=1, what=None):
@@ -37,8 +38,8 @@ def judge(tree, sc, out, boot, timing):
 
 
 def run(name, tree, outroot, seed=1, variant='', retry=True):
-	"""Boot scenario name on tree's (already built) kernel; return a test row
-	(name, 'pass'|'fail', detail, output dir, metrics)."""
+	"""Boot scenario name on tree's (already built) kernel; return its row
+	(with the output directory and the metrics)."""
 	sc = scenarios.SCENARIOS[name]
 	# the scenario's own kernel variant (acpi, psci: the kernel's own
 	# cpuidle drivers), or the one asked for (debug)
@@ -52,8 +53,8 @@ def run(name, tree, outroot, seed=1, variant='', retry=True):
 def run_kernel(kernel, name, tree, row, out, seed=1, timing=True, retry=True):
 	"""Boot scenario name on kernel, a kernel of tree or built like it (a
 	step of the series: seriessteps.py), into out; judge it as tree's
-	(timing=False: no lateness bounds); return a test row
-	(row, 'pass'|'fail'|'skip', detail, out, metrics)."""
+	(timing=False: no lateness bounds); return the row named row (with
+	out and the metrics)."""
 	sc = scenarios.SCENARIOS[name]
 	boot = boot_scenario(kernel, sc, out, seed, what=row)
 	checks, m, secs = judge(tree, sc, out, boot, timing)
@@ -73,7 +74,7 @@ def run_kernel(kernel, name, tree, row, out, seed=1, timing=True, retry=True):
 			f'load {load:.1f}: {first})')
 	bad = [f'{c}: {d}' for c, ok, d in checks if not ok]
 	detail = '; '.join(bad) if bad else f'{secs:.0f} s'
-	status = 'fail' if bad else 'pass'
+	status = Status.of(not bad)
 	if bad and known:
-		status, detail = 'skip', f'{sc["base_known"]}; this boot: {detail}'
-	return (row, status, detail + note, out, m)
+		status, detail = Status.SKIP, f'{sc["base_known"]}; this boot: {detail}'
+	return Row(row, status, detail + note, out, m)

@@ -140,6 +140,7 @@ row, which the row's detail (host load) tells apart.
 import re
 
 import guestdata
+from results import Row, Status
 
 MIN_DEEP = 50
 MIN_IRQ0 = 50
@@ -617,13 +618,14 @@ CMP_SLACK_US = 10000
 def compare(name, ours, base):
 	"""A test row: ours is no worse than the base (metrics of one boot each)."""
 	if not SCENARIOS.get(name, {}).get('broadcast', True):
-		return (f'compare/{name}', 'skip', 'no broadcast here: both kernels run the same code')
+		return Row(f'compare/{name}', Status.SKIP,
+			   'no broadcast here: both kernels run the same code')
 	if 'bc' not in ours or 'bc' not in base:
 		# The scenario rows of the same runs already fail.
-		return (f'compare/{name}', 'skip', 'a run has no lateness results')
+		return Row(f'compare/{name}', Status.SKIP, 'a run has no lateness results')
 	o, b = ours['bc']['p50'], base['bc']['p50']
 	bound = CMP_FACTOR * b + CMP_SLACK_US
-	return (f'compare/{name}', 'pass' if o <= bound else 'fail',
-		f'p50 ours {o:.0f} us, base {b:.0f} us, bound {bound:.0f} us')
+	return Row(f'compare/{name}', Status.of(o <= bound),
+		   f'p50 ours {o:.0f} us, base {b:.0f} us, bound {bound:.0f} us')
 
 

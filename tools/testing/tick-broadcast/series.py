@@ -29,8 +29,10 @@ from pathlib import Path
 
 import configbuilds
 import patchset
+import results
 import stackgit
 from kunitcmd import UML_ARGS, kunit_py
+from results import Row, Status
 from stackgit import BASE_TAG, Failed, git
 
 BRANCH = 'tb-series'
@@ -236,7 +238,7 @@ def am_worktree(repo, workdir):
 
 
 def row(name, ok, detail=''):
-	return (name, 'pass' if ok else 'fail', detail)
+	return Row(name, Status.of(ok), detail)
 
 
 def message_key(msg):
@@ -404,7 +406,7 @@ def series_rows(wt, patches, pristine, config, env, jobs, steps, whole):
 			      f'{"" if ok else " FAILED"}', flush=True)
 		if whole:
 			rows.append(uml_kunit(wt, env, jobs))
-			print(f'series: {rows[-1][2]}', flush=True)
+			print(f'series: {rows[-1].detail}', flush=True)
 	return rows
 
 
@@ -463,9 +465,8 @@ def cmd_series(args, ws):
 			config = tree / ws.build_dir_name() / '.config'
 			rows = verify(ws.workdir(), pristine, outdir, tree, config, ws.build_env(),
 				      ws.JOBS, part=args.part)
-			for name, st, detail in rows:
-				print(f'{st.upper():4} {name}' + (f'\n     {detail}' if st == 'fail' else ''))
-			if any(r[1] == 'fail' for r in rows):
+			results.print_rows(rows)
+			if results.failed(rows):
 				sys.exit(1)
 		if args.base:
 			n = apply(args.base, outdir, pristine)

@@ -34,6 +34,7 @@ import patchset
 import runs
 import workspace as ws
 from kunitcmd import boot_args, kunit_py
+from results import Row, Status
 from series import BRANCH, base_repo, base_worktree, commit_series
 from stackgit import BASE_TAG, Failed, git
 from progress import log, run_logged
@@ -105,8 +106,8 @@ def build_and_test(wt, name, suites=()):
 	rc, _ = run_logged(cmd, res / 'output.log', f'step {name}', cwd=wt, env=ws.build_env())
 	secs = time.time() - t0
 	if not has_tests:
-		return [(f'step/{name}/build', 'pass' if not rc else 'fail',
-			 f'{secs:.0f} s, no KUnit suite yet; log {res}/output.log')]
+		return [Row(f'step/{name}/build', Status.of(not rc),
+			    f'{secs:.0f} s, no KUnit suite yet; log {res}/output.log')]
 	js = res / 'results.json'
 	return ws.kunit_rows(js.read_text() if js.exists() else '',
 			     (res / 'output.log').read_text(errors='replace'), f'step/{name}', res)
@@ -147,17 +148,19 @@ def boot_step(wt, name, config):
 	rows = [f'step/{name}/boot/{sc}' for sc in BOOT_SCENARIOS]
 	why = boot_missing(lambda path: (wt / path).exists())
 	if why:
-		return [(row, 'skip', f'cannot boot: {why}') for row in rows]
+		return [Row(row, Status.SKIP, f'cannot boot: {why}') for row in rows]
 	res = ws.RUNS / 'steps' / name
 	logfile = res / 'boot-build.log'
 	image, secs = build_boot_kernel(wt, config, logfile)
 	if not image:
-		return [(rows[0], 'fail', f'scenario kernel build failed in {secs:.0f} s, log {logfile}:\n'
-			 + '\n'.join(ws.make_errors(logfile)))]
+		return [Row(rows[0], Status.FAIL,
+			    f'scenario kernel build failed in {secs:.0f} s, log {logfile}:\n'
+			    + '\n'.join(ws.make_errors(logfile)))]
 	out = []
 	for sc, row in zip(BOOT_SCENARIOS, rows):
-		_, st, detail, rdir, _ = runs.run_kernel(image, sc, 'ours', row, res / f'boot-{sc}')
-		out.append((row, st, f'{detail}; kernel built in {secs:.0f} s; report {rdir}/report.txt'))
+		r = runs.run_kernel(image, sc, 'ours', row, res / f'boot-{sc}')
+		out.append(Row(row, r.status, f'{r.detail}; kernel built in {secs:.0f} s; '
+			       f'report {r.outdir}/report.txt'))
 	return out
 
 
@@ -204,14 +207,14 @@ def changes_source(paths):
 def summary_row(name, case_rows, secs):
 	"""The row step/NAME/kunit for a step's KUnit cases: it fails if a
 	case failed (and names them) or none ran."""
-	failed = [r[0].split('/', 2)[-1] for r in case_rows if r[1] == 'fail']
-	counts = {st: sum(1 for r in case_rows if r[1] == st) for st in ('pass', 'fail', 'skip')}
-	detail = (f'{counts["pass"]} passed, {counts["fail"]} failed, {counts["skip"]} skipped '
-		  f'in {secs:.0f} s')
+	failed = [r.name.split('/', 2)[-1] for r in case_rows if r.status is Status.FAIL]
+	counts = {st: sum(1 for r in case_rows if r.status is st) for st in Status}
+	detail = (f'{counts[Status.PASS]} passed, {counts[Status.FAIL]} failed, '
+		  f'{counts[Status.SKIP]} skipped in {secs:.0f} s')
 	if failed:
 		detail += ': ' + ', '.join(failed[:10]) + '\n' + '\n'.join(
-			r[2] for r in case_rows if r[1] == 'fail')[:1500]
-	return (f'step/{name}/kunit', 'fail' if failed or not counts['pass'] else 'pass', detail)
+			r.detail for r in case_rows if r.status is Status.FAIL)[:1500]
+	return Row(f'step/{name}/kunit', Status.of(not failed and counts[Status.PASS] > 0), detail)
 
 
 def check_rows():
@@ -225,8 +228,8 @@ def check_rows():
 		if not (wt / KUNITCONFIG).exists():
 			continue
 		if not changes_source(patchset.diff_paths(p.diff_text())):
-			rows.append((f'step/{name}/kunit', 'skip',
-				     'changes no source file: the step before it was tested'))
+			rows.append(Row(f'step/{name}/kunit', Status.SKIP,
+					'changes no source file: the step before it was tested'))
 			continue
 		t0 = time.time()
 		rows.append(summary_row(name, build_and_test(wt, name), time.time() - t0))
@@ -250,12 +253,13 @@ def proof():
 			apply_to(wt, fixes[i - 1])
 		name = f'proof-{i:02d}' + (f'-{fixes[i - 1].slug}' if i else '-base')
 		got = build_and_test(wt, name, ['tick_broadcast_devices*'])
-		now = {r[0].split('/', 2)[-1] for r in got if r[1] == 'fail'}
+		now = {r.name.split('/', 2)[-1] for r in got if r.status is Status.FAIL}
 		if i:
 			rows.append(proof_row(fixes[i - 1], failing, now))
 		failing = now
-	rows.append(('series/proof/all-fixed', 'fail' if failing else 'pass',
-		     'still failing: ' + ', '.join(sorted(failing)) if failing else 'every case passes'))
+	rows.append(Row('series/proof/all-fixed', Status.of(not failing),
+			'still failing: ' + ', '.join(sorted(failing)) if failing
+			else 'every case passes'))
 	return rows
 
 
@@ -267,11 +271,12 @@ def proof_row(fix, before, after):
 	other = [r for r in fixed if not any(c in r for c in fix.cases)] + sorted(after - before)
 	bad = missing + other
 	if not fix.cases:
-		return (f'series/proof/{fix.slug}', 'skip' if not other else 'fail',
-			'names no case of the regression suite' + (f'; but: {", ".join(other)}' if other else ''))
-	return (f'series/proof/{fix.slug}', 'fail' if bad else 'pass',
-		f'fails before it, passes after: {", ".join(fix.cases) or "no case named"}'
-		+ (f'; but: {", ".join(bad)}' if bad else ''))
+		return Row(f'series/proof/{fix.slug}', Status.FAIL if other else Status.SKIP,
+			   'names no case of the regression suite' +
+			   (f'; but: {", ".join(other)}' if other else ''))
+	return Row(f'series/proof/{fix.slug}', Status.of(not bad),
+		   f'fails before it, passes after: {", ".join(fix.cases) or "no case named"}'
+		   + (f'; but: {", ".join(bad)}' if bad else ''))
 
 
 def apply_to(wt, p):

@@ -43,8 +43,10 @@ import time
 import guestdata
 import qemu
 import scenarios
+import results
 import workspace
 from progress import Failed, log
+from results import Row, Status
 
 WORST_FACTOR = 3
 WORST_SLACK_US = 1000000
@@ -206,8 +208,8 @@ def known_failure(tree, console):
 
 
 def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
-	"""Boot one stress kind on tree[-variant]; return (row, status, detail,
-	outdir, summary)."""
+	"""Boot one stress kind on tree[-variant]; return its row (with the
+	output directory and the summary)."""
 	sc = stress_scenario(kind, scale)
 	if variant:
 		# lockdep with KASAN or KCSAN: several times slower under TCG
@@ -220,7 +222,7 @@ def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 	try:
 		files = workspace.build_modules(tree, variant)
 	except Failed as e:
-		return (row, 'fail', str(e), out, {})
+		return Row(row, Status.FAIL, str(e), out, {})
 	kernel = workspace.kernel_image(tree, variant)
 	b = qemu.boot(qemu.Boot(kernel, sc['plan'], out, sc['cmdline'], timeout=sc['timeout'],
 				seed=seed, what=row, arch=sc['arch'], files=files))
@@ -231,12 +233,12 @@ def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 	text = '\n'.join(f'{"ok  " if ok else "FAIL"} {c}: {d}' for c, ok, d in checks)
 	(out / 'report.txt').write_text(f'{row}: {status} in {secs:.0f} s\n{text}\n')
 	bad = [f'{c}: {d}' for c, ok, d in checks if not ok]
-	status = 'fail' if bad else 'pass'
+	status = Status.of(not bad)
 	known = known_failure(tree, con) if bad else None
 	if known:
 		s['known'] = True
-		return (row, 'skip', f'{known}; this boot: {"; ".join(bad)}', out, s)
-	return (row, status, '; '.join(bad) or f'{secs:.0f} s', out, s)
+		return Row(row, Status.SKIP, f'{known}; this boot: {"; ".join(bad)}', out, s)
+	return Row(row, status, '; '.join(bad) or f'{secs:.0f} s', out, s)
 
 
 def table(rows):
@@ -244,7 +246,8 @@ def table(rows):
 	out = ['| boot | result | cycles | sleeps / wakeups (stuck) | p99 / worst (us) '
 	       '| bounds p99 / worst (us) | splats | time |',
 	       '|---|---|---|---|---|---|---|---|']
-	for name, st, _detail, _out, s in rows:
+	for row in rows:
+		s = row.metrics or {}
 		b = s.get('stress', {})
 		cyc = [f'{k} {v}' for k, v in s.get('cycles', {}).items()]
 		if s.get('mix'):
@@ -256,8 +259,8 @@ def table(rows):
 		lat = f'{b["p99"]:.0f} / {b["max"]:.0f}' if b else '-'
 		bounds = (f'{s["bound"]:.0f} / {s["worst_bound"]:.0f}' if 'bound' in s else 'none')
 		spl = f'{s.get("splats", "-")}' + (f' (+{s["races"]} races)' if s.get('races') else '')
-		out.append(f'| {name} | {st} | {cyc} | {sl} | {lat} | {bounds} | {spl} | '
-			   f'{s.get("secs", 0):.0f} s |')
+		out.append(f'| {row.name} | {row.status.value} | {cyc} | {sl} | {lat} | {bounds} '
+			   f'| {spl} | {s.get("secs", 0):.0f} s |')
 	return '\n'.join(out)
 
 
@@ -275,20 +278,19 @@ def cmd_stress(args):
 			try:
 				workspace.build(tree, variant, prepare=not args.no_prepare)
 			except Failed as e:
-				rows.append((f'build/{workspace.label(tree, variant)}', 'fail', str(e),
-					     None, {}))
+				rows.append(Row(f'build/{workspace.label(tree, variant)}',
+						Status.FAIL, str(e), None, {}))
 				continue
 			# the variants run the short boot unless kinds were named
 			long = args.kinds or not variant
 			for kind in (kinds if long and not args.short else ['short']):
 				log(f'stress: {kind} on {workspace.label(tree, variant)}')
 				r = run(kind, tree, outroot, variant, args.scale, args.seed)
-				print(f'{r[1].upper():4} {r[0]}' + (f'\n     {r[2]}' if r[1] != 'pass' else ''),
-				      flush=True)
+				results.print_rows([r])
+				if r.status is Status.SKIP:
+					print(f'     {r.detail}', flush=True)
 				rows.append(r)
-	print('\n' + table([r for r in rows if r[3] is not None]))
-	failed = sum(1 for r in rows if r[1] == 'fail')
+	print('\n' + table([r for r in rows if r.outdir is not None]))
 	print(f'\nstress took {time.time() - t0:.0f} s; reports in {outroot}/<kind>-<tree>/')
-	skipped = sum(1 for r in rows if r[1] == 'skip')
-	print(f'{len(rows) - failed - skipped} passed, {failed} failed, {skipped} skipped')
-	raise SystemExit(1 if failed else 0)
+	print(results.summary(rows))
+	raise SystemExit(results.exit_status(rows))

@@ -22,6 +22,7 @@
 
 This file only builds the command line and dispatches. The layers below:
 
+  results     test rows, their statuses, the summary line
   progress    messages, logged commands with a heartbeat
   kunitcmd    kunit.py's command lines
   workspace   packages, trees (via patchset), builds, KUnit runs
@@ -54,6 +55,7 @@ import seriessteps	# noqa: E402
 import stress		# noqa: E402
 import workspace	# noqa: E402
 import patchset		# noqa: E402
+import results		# noqa: E402
 from progress import Failed	# noqa: E402
 
 
@@ -155,7 +157,7 @@ def cmd_series(args):
 		rows = (seriessteps.steps(args.first, args.last or None, boot=args.boot)
 			if args.action == 'steps' else seriessteps.proof())
 		commands.print_rows(rows)
-		sys.exit(1 if any(r[1] == 'fail' for r in rows) else 0)
+		sys.exit(results.exit_status(rows))
 
 
 def edit_series(args):

@@ -41,6 +41,7 @@ import absorb
 import patchset
 from kunitcmd import boot_args, kunit_py
 from progress import Failed, count_lines, die, log, run, run_logged, tail
+from results import Row, Status
 
 TOOLS = Path(__file__).resolve().parent
 REPO = TOOLS.parents[2]
@@ -505,7 +506,7 @@ def _kunit_progress(logfile):
 
 
 def kunit(tree, variant='', filters=(), arch=ARCH, qemu_args=()):
-	"""Run the KUnit suites of tree; return [(name, 'pass'|'fail'|'skip', detail)].
+	"""Run the KUnit suites of tree; return a row per case.
 
 	The kernel is built first (build()); kunit.py then only boots it, with
 	4 CPUs and qemu_args.
@@ -533,12 +534,12 @@ def known_failures(rows, known):
 	"""The base's rows with the failures of the cases a fix names
 	(known: {case name: fix slug}) as skipped, naming the fix."""
 	out = []
-	for name, st, detail in rows:
-		case = next((c for c in re.split(r'[/.]', name) if c in known), None)
-		if st == 'fail' and case:
-			st, detail = 'skip', (f'known failure of the base, fixed by the series\' '
-					      f'{known[case]}: {detail}')
-		out.append((name, st, detail))
+	for row in rows:
+		case = next((c for c in re.split(r'[/.]', row.name) if c in known), None)
+		if row.status is Status.FAIL and case:
+			row = Row(row.name, Status.SKIP, 'known failure of the base, fixed by '
+				  f'the series\' {known[case]}: {row.detail}')
+		out.append(row)
 	return out
 
 
@@ -546,9 +547,10 @@ NO_RESULT = '(no result: crash or timeout)'
 
 
 def kunit_rows(json_text, logtext, prefix, res='.'):
-	"""kunit.py's --json output and log -> [(name, status, detail)]."""
+	"""kunit.py's --json output and log -> a row per case."""
 	if not json_text.strip():
-		return [(f'{prefix}/run', 'fail', f'kunit.py gave no results, see {res}/output.log')]
+		return [Row(f'{prefix}/run', Status.FAIL,
+			    f'kunit.py gave no results, see {res}/output.log')]
 	doc = json.loads(json_text)
 	out = []
 
@@ -558,18 +560,19 @@ def kunit_rows(json_text, logtext, prefix, res='.'):
 
 	def walk(node, path):
 		for case in node.get('test_cases', []):
-			st = case['status'].lower()
-			st = {'pass': 'pass', 'skip': 'skip'}.get(st, 'fail')
+			st = {'pass': Status.PASS, 'skip': Status.SKIP}.get(case['status'].lower(),
+									    Status.FAIL)
 			# a parameter's failure is reported under its case's name
-			why = messages(case['name']) or (messages(node['name']) if st == 'fail' else [])
+			why = (messages(case['name']) or
+			       (messages(node['name']) if st is Status.FAIL else []))
 			# kunit.py's stand-in for the cases a crash cut off has no name
 			case_name = case['name'] or NO_RESULT
-			out.append((f'{path}.{case_name}', st,
-				    '\n'.join(why)[-2000:] or f'see {res}/output.log'))
+			out.append(Row(f'{path}.{case_name}', st,
+				       '\n'.join(why)[-2000:] or f'see {res}/output.log'))
 		# a parameterised case is a group inside its suite's
 		for sub in node.get('sub_groups', []):
 			walk(sub, f'{path}/{sub["name"]}')
 	walk(doc, prefix)
 	if not out:
-		out.append((f'{prefix}/run', 'fail', f'no test ran, see {res}/output.log'))
+		out.append(Row(f'{prefix}/run', Status.FAIL, f'no test ran, see {res}/output.log'))
 	return out

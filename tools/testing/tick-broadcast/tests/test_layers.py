@@ -14,25 +14,27 @@ COMMANDS = {'tb', 'check', 'bench', 'commands'}
 # Libraries and what they may import of the testbed (None: anything
 # that is not a command).
 LIBRARIES = {
+	'results': set(),
 	'progress': set(),
 	'guestdata': set(),
 	'hops': set(),
 	'coalesce': {'guestdata'},
 	'patchset': set(),
-	'scenarios': {'guestdata'},
+	'scenarios': {'guestdata', 'results'},
 	'kunitcmd': set(),
-	'workspace': {'progress', 'patchset', 'kunitcmd', 'absorb'},
+	'configbuilds': {'results'},
+	'workspace': {'progress', 'patchset', 'kunitcmd', 'absorb', 'results'},
 	'qemu': {'progress', 'workspace', 'guestdata'},
 	'firmware': {'progress', 'workspace', 'qemu'},
-	'runs': {'progress', 'workspace', 'qemu', 'scenarios', 'firmware'},
-	'stress': {'progress', 'workspace', 'qemu', 'scenarios', 'guestdata'},
+	'runs': {'progress', 'workspace', 'qemu', 'scenarios', 'firmware', 'results'},
+	'stress': {'progress', 'workspace', 'qemu', 'scenarios', 'guestdata', 'results'},
 	'stackgit': {'patchset', 'progress'},
 	'absorb': {'patchset', 'stackgit', 'progress'},
 	'rangediff': {'patchset', 'stackgit', 'progress'},
-	'series': {'configbuilds', 'patchset', 'kunitcmd', 'stackgit', 'progress'},
+	'series': {'configbuilds', 'patchset', 'kunitcmd', 'stackgit', 'progress', 'results'},
 	'seriesedit': {'series', 'patchset', 'stackgit', 'progress'},
 	'seriessteps': {'series', 'patchset', 'workspace', 'progress', 'kunitcmd', 'runs',
-			'stackgit'},
+			'stackgit', 'results'},
 }
 
 

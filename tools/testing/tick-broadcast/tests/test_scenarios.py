@@ -6,6 +6,7 @@ import re
 import unittest
 
 import scenarios
+from results import Status
 from tests import fixtures
 
 QUIET = 'quiet (no output at all, not even the heartbeat, for 90 s: hung guest or starved host)'
@@ -237,22 +238,22 @@ class Compare(unittest.TestCase):
 	def test_compare(self):
 		o = {'bc': {'p50': 900.0, 'p99': 90000.0}}
 		b = {'bc': {'p50': 30000.0, 'p99': 9000.0}}
-		self.assertEqual(scenarios.compare('hpet-halt', o, b)[1], 'pass')
-		self.assertEqual(scenarios.compare('hpet-halt', b, o)[1], 'fail')
-		self.assertEqual(scenarios.compare('hpet-halt', {}, b)[1], 'skip')
+		self.assertEqual(scenarios.compare('hpet-halt', o, b).status, Status.PASS)
+		self.assertEqual(scenarios.compare('hpet-halt', b, o).status, Status.FAIL)
+		self.assertEqual(scenarios.compare('hpet-halt', {}, b).status, Status.SKIP)
 
 	def test_a_starved_boot_moves_the_tail_not_the_median(self):
 		"""arat-irqoff of a fresh .ci/run at host load 5: a starved boot
 		of ours; p99 5x the base's, p50 1.6x."""
 		o = {'bc': {'p50': 4560.0, 'p99': 112265.0}}
 		b = {'bc': {'p50': 2768.0, 'p99': 21810.0}}
-		self.assertEqual(scenarios.compare('hpet-irqoff', o, b)[1], 'pass')
+		self.assertEqual(scenarios.compare('hpet-irqoff', o, b).status, Status.PASS)
 
 	def test_no_broadcast_no_comparison(self):
 		o = {'bc': {'p50': 90000.0, 'p99': 90000.0}}
 		b = {'bc': {'p50': 900.0, 'p99': 900.0}}
-		self.assertEqual(scenarios.compare('arat-irqoff', o, b)[1], 'skip')
-		self.assertEqual(scenarios.compare('hpet-irqoff', o, b)[1], 'fail')
+		self.assertEqual(scenarios.compare('arat-irqoff', o, b).status, Status.SKIP)
+		self.assertEqual(scenarios.compare('hpet-irqoff', o, b).status, Status.FAIL)
 
 
 if __name__ == '__main__':

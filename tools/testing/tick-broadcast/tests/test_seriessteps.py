@@ -11,6 +11,7 @@ import patchset
 import scenarios
 import seriessteps
 import workspace
+from results import Row, Status
 
 
 class BootMissing(unittest.TestCase):
@@ -124,19 +125,22 @@ class CheckRows(unittest.TestCase):
 			self.assertTrue(seriessteps.changes_source([path]), path)
 
 	def test_a_failed_case_fails_the_step_and_is_named(self):
-		rows = [('step/16-x/suite.a', 'pass', ''), ('step/16-x/suite.b', 'fail', 'why b'),
-			('step/16-x/suite.c', 'skip', '')]
-		name, st, detail = seriessteps.summary_row('16-x', rows, 40)
-		self.assertEqual((name, st), ('step/16-x/kunit', 'fail'))
+		rows = [Row('step/16-x/suite.a', Status.PASS, ''),
+			Row('step/16-x/suite.b', Status.FAIL, 'why b'),
+			Row('step/16-x/suite.c', Status.SKIP, '')]
+		row = seriessteps.summary_row('16-x', rows, 40)
+		name, st, detail = row.name, row.status, row.detail
+		self.assertEqual((name, st), ('step/16-x/kunit', Status.FAIL))
 		self.assertIn('1 passed, 1 failed, 1 skipped', detail)
 		self.assertIn('suite.b', detail)
 		self.assertIn('why b', detail)
 
 	def test_passes_and_skips_pass(self):
-		rows = [('step/16-x/suite.a', 'pass', ''), ('step/16-x/suite.c', 'skip', '')]
-		self.assertEqual(seriessteps.summary_row('16-x', rows, 40)[1], 'pass')
+		rows = [Row('step/16-x/suite.a', Status.PASS, ''),
+			Row('step/16-x/suite.c', Status.SKIP, '')]
+		self.assertEqual(seriessteps.summary_row('16-x', rows, 40).status, Status.PASS)
 
 	def test_a_run_without_results_fails(self):
-		rows = [('step/16-x/run', 'fail', 'kunit.py gave no results')]
-		self.assertEqual(seriessteps.summary_row('16-x', rows, 40)[1], 'fail')
-		self.assertEqual(seriessteps.summary_row('16-x', [], 40)[1], 'fail')
+		rows = [Row('step/16-x/run', Status.FAIL, 'kunit.py gave no results')]
+		self.assertEqual(seriessteps.summary_row('16-x', rows, 40).status, Status.FAIL)
+		self.assertEqual(seriessteps.summary_row('16-x', [], 40).status, Status.FAIL)

@@ -7,6 +7,7 @@ import re
 import unittest
 
 import stress
+from results import Row, Status
 from tests import fixtures
 
 
@@ -90,7 +91,7 @@ class StressVerdict(unittest.TestCase):
 
 	def test_table_has_a_row_per_boot(self):
 		checks, s = _judge('ours-stress-short')
-		text = stress.table([('stress/short/ours', 'pass', '', None, s)])
+		text = stress.table([Row('stress/short/ours', Status.PASS, '', None, s)])
 		self.assertEqual(len(text.splitlines()), 3)
 		self.assertIn(f'{s["stress"]["sleeps"]:.0f} / {s["stress"]["wakeups"]:.0f} (0)', text)
 

@@ -11,6 +11,7 @@ from unittest import mock
 import patchset
 import kunitcmd
 import workspace
+from results import Row, Status
 from tests import fixtures
 
 
@@ -74,13 +75,14 @@ class KunitRows(unittest.TestCase):
 	def test_base_failures_a_fix_names_are_skipped(self):
 		known = {'devices_a': 'fix-a', 'devices_p': 'fix-p'}
 		rows = workspace.known_failures([
-			('kunit/base/tick_broadcast_devices.devices_a', 'fail', 'why'),
-			('kunit/base/tick_broadcast_devices.devices_b', 'fail', 'why'),
-			('kunit/base/devices_p.oneshot device', 'fail', 'why'),
-			('kunit/base/devices_p.periodic device', 'pass', ''),
+			Row('kunit/base/tick_broadcast_devices.devices_a', Status.FAIL, 'why'),
+			Row('kunit/base/tick_broadcast_devices.devices_b', Status.FAIL, 'why'),
+			Row('kunit/base/devices_p.oneshot device', Status.FAIL, 'why'),
+			Row('kunit/base/devices_p.periodic device', Status.PASS, ''),
 		], known)
-		self.assertEqual([r[1] for r in rows], ['skip', 'fail', 'skip', 'pass'])
-		self.assertIn('fix-a', rows[0][2])
+		self.assertEqual([r.status for r in rows],
+				 [Status.SKIP, Status.FAIL, Status.SKIP, Status.PASS])
+		self.assertIn('fix-a', rows[0].detail)
 		# every case the series list names is a case of the devices suite
 		src = (workspace.REPO / 'kernel/time/tests/tick_broadcast_devices_kunit.c').read_text()
 		for case in patchset.known_base_failures():
@@ -91,14 +93,15 @@ class KunitRows(unittest.TestCase):
 		log = (fixtures.FIXTURES / 'kunit-ours.log').read_text()
 		rows = workspace.kunit_rows(js, log, 'kunit/ours')
 		self.assertTrue(rows)
-		self.assertTrue(all(r[0].startswith('kunit/ours/tick_broadcast') for r in rows))
-		self.assertEqual({r[1] for r in rows} - {'pass', 'skip', 'fail'}, set())
-		suites = {r[0].split('/')[2].split('.')[0] for r in rows}
+		self.assertTrue(all(r.name.startswith('kunit/ours/tick_broadcast') for r in rows))
+		self.assertEqual({r.status for r in rows} - {Status.PASS, Status.SKIP,
+							      Status.FAIL}, set())
+		suites = {r.name.split('/')[2].split('.')[0] for r in rows}
 		self.assertLessEqual({'tick_broadcast_live', 'tick_broadcast_core',
 				      'tick_broadcast_trace', 'tick_broadcast_bench'}, suites)
 		# the bench cases skip unless make bench sets their loops
-		self.assertEqual({r[1] for r in rows if 'bench' in r[0]}, {'skip'})
-		self.assertEqual({r[1] for r in rows if 'bench' not in r[0]}, {'pass'})
+		self.assertEqual({r.status for r in rows if 'bench' in r.name}, {Status.SKIP})
+		self.assertEqual({r.status for r in rows if 'bench' not in r.name}, {Status.PASS})
 
 	def test_failed_case_gets_its_message(self):
 		doc = {'name': 'KUnit Test Group', 'test_cases': [], 'sub_groups': [
@@ -109,11 +112,11 @@ class KunitRows(unittest.TestCase):
 		log = ('    # enter_exit: EXPECTATION FAILED at kernel/time/tests/x.c:12\n'
 		       '    Expected a == b, but\n        a == 1\n')
 		rows = workspace.kunit_rows(json.dumps(doc), log, 'kunit/base')
-		self.assertEqual([r[:2] for r in rows], [
-			('kunit/base/tick_broadcast_live.enter_exit', 'fail'),
-			('kunit/base/tick_broadcast_live.masks', 'pass'),
-			('kunit/base/tick_broadcast_live.nodev', 'skip')])
-		self.assertIn('EXPECTATION FAILED', rows[0][2])
+		self.assertEqual([(r.name, r.status) for r in rows], [
+			('kunit/base/tick_broadcast_live.enter_exit', Status.FAIL),
+			('kunit/base/tick_broadcast_live.masks', Status.PASS),
+			('kunit/base/tick_broadcast_live.nodev', Status.SKIP)])
+		self.assertIn('EXPECTATION FAILED', rows[0].detail)
 
 	def test_failed_parameter_gets_its_case_message(self):
 		doc = {'name': 'KUnit Test Group', 'test_cases': [], 'sub_groups': [
@@ -127,15 +130,15 @@ class KunitRows(unittest.TestCase):
 		       '[13:00:00]         a == 1\n'
 		       '[13:00:00] [FAILED] periodic device\n')
 		rows = workspace.kunit_rows(json.dumps(doc), log, 'kunit/ours')
-		self.assertEqual([r[:2] for r in rows], [
-			('kunit/ours/devices_switch.oneshot device', 'pass'),
-			('kunit/ours/devices_switch.periodic device', 'fail')])
-		self.assertIn('EXPECTATION FAILED at x.c:12', rows[1][2])
-		self.assertNotIn('FAILED', rows[0][2])
+		self.assertEqual([(r.name, r.status) for r in rows], [
+			('kunit/ours/devices_switch.oneshot device', Status.PASS),
+			('kunit/ours/devices_switch.periodic device', Status.FAIL)])
+		self.assertIn('EXPECTATION FAILED at x.c:12', rows[1].detail)
+		self.assertNotIn('FAILED', rows[0].detail)
 
 	def test_no_results_is_a_failure(self):
 		rows = workspace.kunit_rows('', 'kernel panic', 'kunit/ours', '/x')
-		self.assertEqual(rows[0][:2], ('kunit/ours/run', 'fail'))
+		self.assertEqual((rows[0].name, rows[0].status), ('kunit/ours/run', Status.FAIL))
 
 
 class SeededBuilds(unittest.TestCase):

@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Test rows and their statuses, and the one place that prints them.
+
+Every test of the testbed ends as a Row: its name (scenario/hpet-halt/ours,
+kunit/base/tick_broadcast_live.masks, ...), a Status, and a detail (why
+it failed, or what it measured); a scenario's or a stress boot's row also
+carries its output directory and its figures. print_rows() prints rows
+as make check does, summary() the last line of a run, which starts with
+"N passed, N failed" (.ci/run greps that).
+
+Bottom layer: imports nothing of the testbed.
+"""
+
+import enum
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Generic, Iterable, Optional, TypeVar
+
+
+class Status(enum.Enum):
+	"""How a test ended; the value is the word the rows used to carry."""
+	PASS = 'pass'
+	FAIL = 'fail'
+	SKIP = 'skip'
+
+	@classmethod
+	def of(cls, ok: bool) -> 'Status':
+		return cls.PASS if ok else cls.FAIL
+
+
+# What a row carries besides its verdict: a scenario boot's metrics, a
+# stress boot's summary.
+M = TypeVar('M')
+
+
+@dataclass
+class Row(Generic[M]):
+	"""One test: name, status, detail; a boot's output directory and figures."""
+	name: str
+	status: Status
+	detail: str = ''
+	outdir: Optional[Path] = None
+	metrics: Optional[M] = None
+
+
+def line(row: Row) -> str:
+	"""A row as make check prints it: status and name, and the detail of
+	a failure on the next line."""
+	text = f'{row.status.name:4} {row.name}'
+	if row.status is Status.FAIL:
+		text += f'\n     {row.detail}'
+	return text
+
+
+def print_rows(rows: Iterable[Row]) -> None:
+	for row in rows:
+		print(line(row), flush=True)
+
+
+def counts(rows: Iterable[Row]) -> Dict[Status, int]:
+	"""{status: how many rows have it}, every status included."""
+	n = Counter(row.status for row in rows)
+	return {st: n[st] for st in Status}
+
+
+def summary(rows: Iterable[Row]) -> str:
+	"""The last line of a run: "N passed, N failed" (.ci/run greps that),
+	then the other statuses."""
+	n = counts(rows)
+	return f'{n[Status.PASS]} passed, {n[Status.FAIL]} failed, {n[Status.SKIP]} skipped'
+
+
+def failed(rows: Iterable[Row]) -> bool:
+	"""Whether a row failed: what makes a run exit non-zero."""
+	return any(row.status is Status.FAIL for row in rows)
+
+
+def exit_status(rows: Iterable[Row]) -> int:
+	return 1 if failed(rows) else 0
