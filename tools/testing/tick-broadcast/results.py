@@ -8,21 +8,30 @@ carries its output directory and its figures. print_rows() prints rows
 as make check does, summary() the last line of a run, which starts with
 "N passed, N failed" (.ci/run greps that).
 
+A known failure of the pristine base (a scenario's base_known, a KUnit
+case that a fix of the series names, a stress boot with the base's
+known signature) is the base's own, not the series': expect_failure()
+turns such a row, failed, into XFAIL, its detail the reason and then
+what failed. If it passed, it stays PASS, with a note that it was
+expected to fail. Only FAIL fails a run.
+
 Bottom layer: imports nothing of the testbed.
 """
 
 import enum
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Dict, Generic, Iterable, Optional, TypeVar
 
 
 class Status(enum.Enum):
-	"""How a test ended; the value is the word the rows used to carry."""
+	"""How a test ended; the value is its word in lower case, as the rows
+	carried it when they were tuples."""
 	PASS = 'pass'
 	FAIL = 'fail'
 	SKIP = 'skip'
+	XFAIL = 'xfail'		# a known failure of the pristine base, with its reason
 
 	@classmethod
 	def of(cls, ok: bool) -> 'Status':
@@ -44,11 +53,27 @@ class Row(Generic[M]):
 	metrics: Optional[M] = None
 
 
+def expect_failure(row: Row[M], why: str) -> Row[M]:
+	"""row of a test known to fail for the reason why (a failure of the
+	pristine base's own): failed, it is an expected failure (XFAIL) whose
+	detail gives the reason, then what failed; passed, a pass with a note
+	that it was expected to fail. Neither fails a run. A skip, or an
+	empty why, leaves row as it is."""
+	if not why:
+		return row
+	if row.status is Status.FAIL:
+		return replace(row, status=Status.XFAIL, detail=f'{why}; this run: {row.detail}')
+	if row.status is Status.PASS:
+		note = f'passed, though expected to fail: {why}'
+		return replace(row, detail=f'{row.detail}; {note}' if row.detail else note)
+	return row
+
+
 def line(row: Row) -> str:
 	"""A row as make check prints it: status and name, and the detail of
-	a failure on the next line."""
+	a failure, expected or not, on the next line."""
 	text = f'{row.status.name:4} {row.name}'
-	if row.status is Status.FAIL:
+	if row.status in (Status.FAIL, Status.XFAIL):
 		text += f'\n     {row.detail}'
 	return text
 
@@ -68,11 +93,13 @@ def summary(rows: Iterable[Row]) -> str:
 	"""The last line of a run: "N passed, N failed" (.ci/run greps that),
 	then the other statuses."""
 	n = counts(rows)
-	return f'{n[Status.PASS]} passed, {n[Status.FAIL]} failed, {n[Status.SKIP]} skipped'
+	return (f'{n[Status.PASS]} passed, {n[Status.FAIL]} failed, {n[Status.SKIP]} skipped, '
+		f'{n[Status.XFAIL]} expected failures')
 
 
 def failed(rows: Iterable[Row]) -> bool:
-	"""Whether a row failed: what makes a run exit non-zero."""
+	"""Whether a row failed: what makes a run exit non-zero (an expected
+	failure does not)."""
 	return any(row.status is Status.FAIL for row in rows)
 
 

@@ -230,8 +230,8 @@ ACPI = dict(arch='x86_64', variant='acpi', firmware='acpi-c2', driver='acpi_idle
 	    deep_state='C2', shallow_state='C1', bcdev='hpet', broadcast=True,
 	    min_deep=MIN_ACPI_C2, smp=2)
 
-# Failures of the pristine base that are its own, reported as skipped rows
-# (with the failure) instead of failing make check.
+# Failures of the pristine base that are its own, reported as expected
+# failures (XFAIL rows, with the failure) instead of failing make check.
 BASE_PERIODIC_HRTIMER = (
 	'known failure of the base: with the hrtimer broadcast in periodic mode '
 	'(nohz=off highres=off) and broadcast turned on by the cpuidle driver, '

@@ -46,7 +46,7 @@ import scenarios
 import results
 import workspace
 from progress import Failed, log
-from results import Row, Status
+from results import Row, Status, expect_failure
 
 WORST_FACTOR = 3
 WORST_SLACK_US = 1000000
@@ -67,8 +67,8 @@ FULL = {'hotplug': (1000, 100), 's2idle': (50, 5), 'handover': (300, 30),
 # make check: one boot doing a little of each.
 SHORT = [('hotplug-rand', 30), ('handover', 10), ('s2idle', 2), ('mix', 20)]
 SHORT_CONTROL = [('hotplug-rand', 10), ('handover', 4), ('mix', 10)]
-# The base's own failure in the hand-over (reported as a skipped row, with
-# the boot's failures, instead of failing make check and make stress).
+# The base's own failure in the hand-over (reported as an expected failure,
+# with the boot's failures, instead of failing make check and make stress).
 BASE_REARMS_REPLACED = re.compile(r'tb_bc_handover_[ab]: unbind failed: -16')
 BASE_REARMS_REPLACED_WHY = (
 	'known failure of the base: a replaced broadcast device is armed again '
@@ -199,7 +199,8 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 
 
 def known_failure(tree, console):
-	"""Why a failed boot of tree is a known failure of the base, or None."""
+	"""Why a boot of tree is a known failure of the base (its console
+	shows the signature), or None."""
 	if tree != 'base':
 		return None
 	why = [w for r, w in ((BASE_REARMS_REPLACED, BASE_REARMS_REPLACED_WHY),
@@ -209,7 +210,8 @@ def known_failure(tree, console):
 
 def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 	"""Boot one stress kind on tree[-variant]; return its row (with the
-	output directory and the summary)."""
+	output directory and the summary), a known failure of the base
+	expected (results.expect_failure())."""
 	sc = stress_scenario(kind, scale)
 	if variant:
 		# lockdep with KASAN or KCSAN: several times slower under TCG
@@ -233,12 +235,8 @@ def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 	text = '\n'.join(f'{"ok  " if ok else "FAIL"} {c}: {d}' for c, ok, d in checks)
 	(out / 'report.txt').write_text(f'{row}: {status} in {secs:.0f} s\n{text}\n')
 	bad = [f'{c}: {d}' for c, ok, d in checks if not ok]
-	status = Status.of(not bad)
-	known = known_failure(tree, con) if bad else None
-	if known:
-		s['known'] = True
-		return Row(row, Status.SKIP, f'{known}; this boot: {"; ".join(bad)}', out, s)
-	return Row(row, status, '; '.join(bad) or f'{secs:.0f} s', out, s)
+	return expect_failure(Row(row, Status.of(not bad), '; '.join(bad) or f'{secs:.0f} s',
+				  out, s), known_failure(tree, con) or '')
 
 
 def table(rows):
@@ -287,8 +285,6 @@ def cmd_stress(args):
 				log(f'stress: {kind} on {workspace.label(tree, variant)}')
 				r = run(kind, tree, outroot, variant, args.scale, args.seed)
 				results.print_rows([r])
-				if r.status is Status.SKIP:
-					print(f'     {r.detail}', flush=True)
 				rows.append(r)
 	print('\n' + table([r for r in rows if r.outdir is not None]))
 	print(f'\nstress took {time.time() - t0:.0f} s; reports in {outroot}/<kind>-<tree>/')

@@ -41,7 +41,7 @@ import absorb
 import patchset
 from kunitcmd import boot_args, kunit_py
 from progress import Failed, count_lines, die, log, run, run_logged, tail
-from results import Row, Status
+from results import Row, Status, expect_failure
 
 TOOLS = Path(__file__).resolve().parent
 REPO = TOOLS.parents[2]
@@ -531,14 +531,15 @@ def kunit(tree, variant='', filters=(), arch=ARCH, qemu_args=()):
 
 
 def known_failures(rows, known):
-	"""The base's rows with the failures of the cases a fix names
-	(known: {case name: fix slug}) as skipped, naming the fix."""
+	"""The base's rows, those of the cases a fix names (known: {case
+	name: fix slug}) expected to fail (results.expect_failure()), naming
+	the fix."""
 	out = []
 	for row in rows:
 		case = next((c for c in re.split(r'[/.]', row.name) if c in known), None)
-		if row.status is Status.FAIL and case:
-			row = Row(row.name, Status.SKIP, 'known failure of the base, fixed by '
-				  f'the series\' {known[case]}: {row.detail}')
+		if case:
+			row = expect_failure(row, 'known failure of the base, fixed by the '
+					     f'series\' {known[case]}')
 		out.append(row)
 	return out
 

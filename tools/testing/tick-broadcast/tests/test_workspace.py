@@ -72,7 +72,7 @@ class Configs(unittest.TestCase):
 
 
 class KunitRows(unittest.TestCase):
-	def test_base_failures_a_fix_names_are_skipped(self):
+	def test_base_failures_a_fix_names_are_expected(self):
 		known = {'devices_a': 'fix-a', 'devices_p': 'fix-p'}
 		rows = workspace.known_failures([
 			Row('kunit/base/tick_broadcast_devices.devices_a', Status.FAIL, 'why'),
@@ -81,8 +81,12 @@ class KunitRows(unittest.TestCase):
 			Row('kunit/base/devices_p.periodic device', Status.PASS, ''),
 		], known)
 		self.assertEqual([r.status for r in rows],
-				 [Status.SKIP, Status.FAIL, Status.SKIP, Status.PASS])
+				 [Status.XFAIL, Status.FAIL, Status.XFAIL, Status.PASS])
 		self.assertIn('fix-a', rows[0].detail)
+		self.assertTrue(rows[0].detail.endswith('; this run: why'), rows[0].detail)
+		# a known failure that passed says so
+		self.assertIn('expected to fail', rows[3].detail)
+		self.assertIn('fix-p', rows[3].detail)
 		# every case the series list names is a case of the devices suite
 		src = (workspace.REPO / 'kernel/time/tests/tick_broadcast_devices_kunit.c').read_text()
 		for case in patchset.known_base_failures():
