@@ -356,7 +356,7 @@ def boot_stage(scratch, logdir, names):
 		out = logdir / name
 		b = runs.boot_scenario(image, sc, out, what=f'mutate {name}')
 		checks, _, _ = runs.judge('ours', sc, out, b, True)
-		bad = [(c, d) for c, ok, d in checks if not ok]
+		bad = [(c.name, c.detail) for c in checks if not c.ok]
 		failed += [f'{name}:{c}' for c, _ in bad]
 		notes += [f'{name} {c}: {d}' for c, d in bad]
 	return failed, '; '.join(notes) or 'every check passed'

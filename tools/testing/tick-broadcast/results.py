@@ -53,6 +53,15 @@ class Row(Generic[M]):
 	metrics: Optional[M] = None
 
 
+@dataclass
+class Check:
+	"""One check of a boot's verdict: its name (finished, lateness, ...),
+	whether it held, and what was seen."""
+	name: str
+	ok: bool
+	detail: str
+
+
 def expect_failure(row: Row[M], why: str) -> Row[M]:
 	"""row of a test known to fail for the reason why (a failure of the
 	pristine base's own): failed, it is an expected failure (XFAIL) whose

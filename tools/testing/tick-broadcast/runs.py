@@ -62,7 +62,7 @@ def run_kernel(kernel, name, tree, row, out, seed=1, timing=True, retry=True):
 	note = ''
 	known = sc.get('base_known', '') if tree == 'base' else ''
 	if retry and not known and scenarios.retryable(checks, boot.status):
-		first = '; '.join(f'{c}: {d}' for c, ok, d in checks if not ok)
+		first = '; '.join(f'{c.name}: {c.detail}' for c in checks if not c.ok)
 		load = os.getloadavg()[0]
 		log(f'{row}: failed on timing only (host load {load:.1f} on '
 		    f'{os.cpu_count()} CPUs), booting it once more; first try: {first}')
@@ -73,6 +73,6 @@ def run_kernel(kernel, name, tree, row, out, seed=1, timing=True, retry=True):
 		checks, m, secs = judge(tree, sc, out, boot, timing)
 		note = (f' (second try; the first, in {keep}, failed on timing only at host '
 			f'load {load:.1f}: {first})')
-	bad = [f'{c}: {d}' for c, ok, d in checks if not ok]
+	bad = [f'{c.name}: {c.detail}' for c in checks if not c.ok]
 	detail = '; '.join(bad) if bad else f'{secs:.0f} s'
 	return expect_failure(Row(row, Status.of(not bad), detail + note, out, m), known)

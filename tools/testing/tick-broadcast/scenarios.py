@@ -140,7 +140,7 @@ row, which the row's detail (host load) tells apart.
 import re
 
 import guestdata
-from results import Row, Status
+from results import Check, Row, Status
 
 MIN_DEEP = 50
 MIN_IRQ0 = 50
@@ -402,13 +402,13 @@ def lateness_checks(tree, c, b):
 	bound = lateness_bound(tree, c['p99'])
 	mbound = median_bound(tree, c['p50'])
 	return [
-		('lateness', b['p99'] <= bound,
-		 f'p99 {b["p99"]:.0f} us, bound {bound:.0f} = {LAT_FACTOR.get(tree)} x control '
-		 f'p99 {c["p99"]:.0f} + {LAT_SLACK_US} ({tree}); ratio '
-		 f'{b["p99"] / max(c["p99"], 1):.1f}x, max {b["max"]:.0f} us'),
-		('lateness-median', b['p50'] <= mbound,
-		 f'p50 {b["p50"]:.0f} us, bound {mbound:.0f} = {LAT_P50_FACTOR} x '
-		 f'control p50 {c["p50"]:.0f} + {LAT_P50_SLACK_US.get(tree)} ({tree})'),
+		Check('lateness', b['p99'] <= bound,
+		      f'p99 {b["p99"]:.0f} us, bound {bound:.0f} = {LAT_FACTOR.get(tree)} x '
+		      f'control p99 {c["p99"]:.0f} + {LAT_SLACK_US} ({tree}); ratio '
+		      f'{b["p99"] / max(c["p99"], 1):.1f}x, max {b["max"]:.0f} us'),
+		Check('lateness-median', b['p50'] <= mbound,
+		      f'p50 {b["p50"]:.0f} us, bound {mbound:.0f} = {LAT_P50_FACTOR} x '
+		      f'control p50 {c["p50"]:.0f} + {LAT_P50_SLACK_US.get(tree)} ({tree})'),
 	]
 
 
@@ -417,17 +417,19 @@ def deterministic_checks(c, b):
 	run b against its control c ({cpu: stats}), the worst CPU reported."""
 	cpus = sorted((k for k in b if k.isdigit()), key=int)
 	if not cpus or cpus != sorted((k for k in c if k.isdigit()), key=int):
-		return [('lateness-det', False, 'per-CPU lateness results missing: broadcast run '
-			 f'{cpus}, control {sorted(k for k in c if k.isdigit())}')]
+		return [Check('lateness-det', False, 'per-CPU lateness results missing: '
+			      f'broadcast run {cpus}, control '
+			      f'{sorted(k for k in c if k.isdigit())}')]
 	checks = []
 	for p, slack, name in (('p50', DET_P50_SLACK_US, 'lateness-median-det'),
 			       ('p90', DET_P90_SLACK_US, 'lateness-det')):
 		over = {k: b[k][p] - c[k][p] for k in cpus}
 		worst = max(cpus, key=lambda k: over[k])
-		checks.append((name, over[worst] <= slack,
-			       f'{p} over control per CPU, worst cpu{worst}: {b[worst][p]:.1f} us '
-			       f'against {c[worst][p]:.1f} us (+{over[worst]:.1f}), bound +{slack}; '
-			       'all CPUs: ' + ' '.join(f'{over[k]:+.1f}' for k in cpus)))
+		checks.append(Check(name, over[worst] <= slack,
+				    f'{p} over control per CPU, worst cpu{worst}: '
+				    f'{b[worst][p]:.1f} us against {c[worst][p]:.1f} us '
+				    f'(+{over[worst]:.1f}), bound +{slack}; all CPUs: '
+				    + ' '.join(f'{over[k]:+.1f}' for k in cpus)))
 	return checks
 
 
@@ -437,46 +439,46 @@ def splat_lines(console):
 
 
 def verdict(sc, status, console, data, timing=True, tree='ours'):
-	"""([(check, ok, detail)], metrics) for one boot of scenario sc on tree.
+	"""([Check], metrics) for one boot of scenario sc on tree.
 
 	timing=False (debug kernels: lockdep and KASAN slow everything down)
 	leaves the lateness bounds out.
 	"""
 	res = guestdata.parse(data)
 	m = guestdata.metrics(res)
-	checks = [('finished', status == 'done' and res['end'],
-		   f'guest status: {status}')]
+	checks = [Check('finished', status == 'done' and res['end'],
+			f'guest status: {status}')]
 	splats = splat_lines(console)
-	checks.append(('splats', not splats, '; '.join(splats[:3]) or 'none'))
-	checks.append(('errors', not res['errors'], '; '.join(res['errors'][:3]) or 'none'))
+	checks.append(Check('splats', not splats, '; '.join(splats[:3]) or 'none'))
+	checks.append(Check('errors', not res['errors'], '; '.join(res['errors'][:3]) or 'none'))
 	if 'deep' not in m:
-		checks.append(('snapshots', False, 'guest did not report its snapshots'))
+		checks.append(Check('snapshots', False, 'guest did not report its snapshots'))
 		return checks, m
-	checks.append(('bcdev', m['bcdev'] == sc['bcdev'],
-		       f'broadcast device "{m["bcdev"]}", want "{sc["bcdev"]}"'))
+	checks.append(Check('bcdev', m['bcdev'] == sc['bcdev'],
+			    f'broadcast device "{m["bcdev"]}", want "{sc["bcdev"]}"'))
 	want = sc.get('driver', 'timerstop')
-	checks.append(('driver', m['driver'] == want,
-		       f'cpuidle driver "{m["driver"]}", want "{want}"'))
+	checks.append(Check('driver', m['driver'] == want,
+			    f'cpuidle driver "{m["driver"]}", want "{want}"'))
 	checks += _deep_checks(sc, m, res)
 	checks.append(_interrupt_check(sc, m))
 	if sc.get('no_early') and 'stats' in m:
 		n = m['stats'].get('coalesced', 0)
-		checks.append(('no-early', n == 0,
-			       f'{n} CPUs woken early by coalescing, want none '
-			       f'({m["stats"].get("woken", 0)} woken by the broadcast)'))
+		checks.append(Check('no-early', n == 0,
+				    f'{n} CPUs woken early by coalescing, want none '
+				    f'({m["stats"].get("woken", 0)} woken by the broadcast)'))
 	if 'hotplug' in sc:
 		n = int(res.get('hotplug', {}).get('offlined', 0))
-		checks.append(('hotplug', n >= sc['hotplug'],
-			       f'{n} CPU offline operations, want >= {sc["hotplug"]}'))
+		checks.append(Check('hotplug', n >= sc['hotplug'],
+				    f'{n} CPU offline operations, want >= {sc["hotplug"]}'))
 		if timing:
 			p99 = m.get('hotplug', {}).get('p99', float('inf'))
-			checks.append(('hotplug-lateness', p99 <= LAT_HOTPLUG_P99_US,
-				       f'p99 lateness during the storm {p99:.0f} us, '
-				       f'bound {LAT_HOTPLUG_P99_US}'))
+			checks.append(Check('hotplug-lateness', p99 <= LAT_HOTPLUG_P99_US,
+					    f'p99 lateness during the storm {p99:.0f} us, '
+					    f'bound {LAT_HOTPLUG_P99_US}'))
 	if 's2idle' in sc:
 		n = int(res.get('s2idle', {}).get('ok', 0))
-		checks.append(('s2idle', n >= sc['s2idle'],
-			       f'{n} suspend-to-idle cycles, want {sc["s2idle"]}'))
+		checks.append(Check('s2idle', n >= sc['s2idle'],
+				    f'{n} suspend-to-idle cycles, want {sc["s2idle"]}'))
 	if not timing:
 		pass
 	elif sc.get('deterministic'):
@@ -484,7 +486,7 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 	elif 'control' in m and 'bc' in m:
 		checks += lateness_checks(tree, m['control'], m['bc'])
 	else:
-		checks.append(('lateness', False, 'no lateness results'))
+		checks.append(Check('lateness', False, 'no lateness results'))
 	return checks, m
 
 
@@ -504,18 +506,19 @@ def _deep_checks(sc, m, res):
 	if sc.get('refused'):
 		entered = {c: n for c, n in deep.items() if n}
 		return checks + [
-			('deep', not entered,
-			 f'deep entries per CPU {deep}, want none (every entry refused)'),
-			('refused', nbusy >= MIN_DEEP,
-			 f'{nbusy} refused entries (-EBUSY) {busy}, want >= {MIN_DEEP}')]
+			Check('deep', not entered,
+			      f'deep entries per CPU {deep}, want none (every entry refused)'),
+			Check('refused', nbusy >= MIN_DEEP,
+			      f'{nbusy} refused entries (-EBUSY) {busy}, want >= {MIN_DEEP}')]
 	want = sc.get('min_deep', MIN_DEEP)
 	low = {c: n for c, n in deep.items() if n < want}
-	checks.append(('deep', bool(deep) and not low,
-		       f'deep entries per CPU {deep}, want >= {want}'))
+	checks.append(Check('deep', bool(deep) and not low,
+			    f'deep entries per CPU {deep}, want >= {want}'))
 	if sc.get('owner'):
-		checks.append(('owner-refused', 'busy' in res and nbusy >= 1,
-			       f'{nbusy} entries refused to the hrtimer owner {busy}, want >= 1'
-			       if 'busy' in res else 'no refusal count (busy step)'))
+		checks.append(Check('owner-refused', 'busy' in res and nbusy >= 1,
+				    f'{nbusy} entries refused to the hrtimer owner {busy}, '
+				    'want >= 1' if 'busy' in res
+				    else 'no refusal count (busy step)'))
 	return checks
 
 
@@ -534,8 +537,8 @@ def _shallow_check(sc, m):
 		return []
 	per_cpu = m.get('states', {}).get(sc['shallow_state'], {})
 	n = sum(per_cpu.values())
-	return [('shallow', n >= MIN_SHALLOW,
-		 f'{n} entries into {sc["shallow_state"]} {per_cpu}, want >= {MIN_SHALLOW}')]
+	return [Check('shallow', n >= MIN_SHALLOW,
+		      f'{n} entries into {sc["shallow_state"]} {per_cpu}, want >= {MIN_SHALLOW}')]
 
 
 def _interrupt_check(sc, m):
@@ -544,8 +547,8 @@ def _interrupt_check(sc, m):
 	key, what = ('bcipi', 'timer broadcast IPIs') if sc.get('arch') == 'arm64' else (
 		'irq0', 'broadcast interrupts')
 	if sc['broadcast']:
-		return (key, m[key] >= MIN_IRQ0, f'{m[key]} {what}, want >= {MIN_IRQ0}')
-	return (key, m[key] == 0, f'{m[key]} {what}, want none')
+		return Check(key, m[key] >= MIN_IRQ0, f'{m[key]} {what}, want >= {MIN_IRQ0}')
+	return Check(key, m[key] == 0, f'{m[key]} {what}, want none')
 
 
 def retryable(checks, status):
@@ -556,7 +559,7 @@ def retryable(checks, status):
 	the kernel did (wrong device, no deep entries, a WARNING...), and any
 	stall report is one of the watchdogs' (RCU stall, soft lockup).
 	"""
-	failed = [(c, d) for c, ok, d in checks if not ok]
+	failed = [(c.name, c.detail) for c in checks if not c.ok]
 	if not failed:
 		return False
 	for c, d in failed:
@@ -594,8 +597,8 @@ def report(tree, sc, status, console, data, secs, timing=True):
 			lines.append(f'timer lateness, {label:22}: p50 {x["p50"]:7.0f} us  '
 				     f'p90 {x["p90"]:7.0f} us  p99 {x["p99"]:7.0f} us  '
 				     f'max {x["max"]:7.0f} us  (n={x["n"]:.0f})')
-	for name, ok, detail in checks:
-		lines.append(f'  {"ok  " if ok else "FAIL"} {name}: {detail}')
+	for c in checks:
+		lines.append(f'  {"ok  " if c.ok else "FAIL"} {c.name}: {c.detail}')
 	return '\n'.join(lines)
 
 

@@ -46,7 +46,7 @@ import scenarios
 import results
 import workspace
 from progress import Failed, log
-from results import Row, Status, expect_failure
+from results import Check, Row, Status, expect_failure
 
 WORST_FACTOR = 3
 WORST_SLACK_US = 1000000
@@ -129,33 +129,36 @@ def _race_rows(console):
 
 
 def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
-	"""([(check, ok, detail)], summary dict) of one stress boot."""
+	"""([Check], summary dict) of one stress boot."""
 	res = guestdata.parse(data)
-	checks = [('finished', status == 'done' and res['end'], f'guest status: {status}')]
+	checks = [Check('finished', status == 'done' and res['end'], f'guest status: {status}')]
 	races, ours_races = _race_rows(console)
 	lines = scenarios.splat_lines(console)
 	splats = [ln for ln in lines if 'KCSAN: data-race' not in ln] if variant == 'kcsan' \
 		else lines
-	checks.append(('splats', not splats, '; '.join(splats[:3]) or 'none'))
+	checks.append(Check('splats', not splats, '; '.join(splats[:3]) or 'none'))
 	if variant == 'kcsan':
-		checks.append(('races', not ours_races,
-			       f'{len(races)} KCSAN data race reports, {len(ours_races)} in the '
-			       f'broadcast code' + (f': {ours_races[:3]}' if ours_races else '')))
-	checks.append(('errors', not res['errors'] and not res.get('handover_errors'),
-		       '; '.join((res['errors'] + res.get('handover_errors', []))[:3]) or 'none'))
+		checks.append(Check('races', not ours_races,
+				    f'{len(races)} KCSAN data race reports, {len(ours_races)} '
+				    'in the broadcast code' +
+				    (f': {ours_races[:3]}' if ours_races else '')))
+	errors = res['errors'] + res.get('handover_errors', [])
+	checks.append(Check('errors', not res['errors'] and not res.get('handover_errors'),
+			    '; '.join(errors[:3]) or 'none'))
 	soak = res.get('soak', {})
 	s = {'races': len(races), 'splats': len(splats)}
 	for run in ('control', 'stress'):
 		a = soak.get(run, {}).get('all')
 		if not a:
-			checks.append((f'{run}-wakeups', False, f'no soak counts for the {run} run'))
+			checks.append(Check(f'{run}-wakeups', False,
+					    f'no soak counts for the {run} run'))
 			continue
 		ok = a['sleeps'] == a['wakeups'] and not a['stuck']
-		checks.append((f'{run}-wakeups', ok,
-			       f'{a["sleeps"]:.0f} sleeps, {a["wakeups"]:.0f} wakeups, '
-			       f'{a["stuck"]:.0f} stuck, {a.get("suspended", 0):.0f} across a suspend'
-			       + (f': {res["stuck"][:2]}' if res.get('stuck')
-							    else '')))
+		checks.append(Check(f'{run}-wakeups', ok,
+				    f'{a["sleeps"]:.0f} sleeps, {a["wakeups"]:.0f} wakeups, '
+				    f'{a["stuck"]:.0f} stuck, {a.get("suspended", 0):.0f} '
+				    'across a suspend' +
+				    (f': {res["stuck"][:2]}' if res.get('stuck') else '')))
 		s[run] = a
 	# Each step reports as "@@stress STEP:N ..." (the stress run's after
 	# the control's), s2idle as "@@s2idle ... ok=".
@@ -166,35 +169,38 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 		kv = st.get(f'{step}:{n}', {})
 		if step == 'mix':
 			s['mix'] = kv
-			checks.append(('mix', bool(kv) and int(kv.get('hotplug', 0)) > 0 and
-				       int(kv.get('handover', 0)) > 0,
-				       f'mixed {kv.get("hotplug", 0)} hotplug, {kv.get("handover", 0)} '
-				       f'hand-over, {kv.get("s2idle_ok", 0)}/{kv.get("s2idle", 0)} '
-				       f'suspend cycles' if kv else 'no mix counts'))
+			checks.append(Check('mix', bool(kv) and int(kv.get('hotplug', 0)) > 0 and
+					    int(kv.get('handover', 0)) > 0,
+					    f'mixed {kv.get("hotplug", 0)} hotplug, '
+					    f'{kv.get("handover", 0)} hand-over, '
+					    f'{kv.get("s2idle_ok", 0)}/{kv.get("s2idle", 0)} '
+					    f'suspend cycles' if kv else 'no mix counts'))
 			continue
 		done = (int(res.get('s2idle', {}).get('ok', 0)) if step == 's2idle'
 			else int(kv.get(count[step], 0)))
 		s['cycles'][step] = done
-		checks.append((step, done >= n, f'{done} cycles, want {n}'))
+		checks.append(Check(step, done >= n, f'{done} cycles, want {n}'))
 	snaps = res['snaps']
 	if 'mid' in snaps and 'end' in snaps:
 		deep = guestdata.deep_entries(snaps['mid'], snaps['end'])
 		total = sum(max(0, v) for v in deep.values())
-		checks.append(('deep', total >= scenarios.MIN_DEEP,
-			       f'{total} deep entries during the stress, want >= {scenarios.MIN_DEEP}'))
+		checks.append(Check('deep', total >= scenarios.MIN_DEEP,
+				    f'{total} deep entries during the stress, '
+				    f'want >= {scenarios.MIN_DEEP}'))
 	else:
-		checks.append(('deep', False, 'no snapshots'))
+		checks.append(Check('deep', False, 'no snapshots'))
 	if timing and 'control' in s and 'stress' in s:
 		c, b = s['control'], s['stress']
 		bound = scenarios.lateness_bound(tree, c['p99'])
 		worst = WORST_FACTOR * c['max'] + WORST_SLACK_US
 		s['bound'], s['worst_bound'] = bound, worst
-		checks.append(('lateness', b['p99'] <= bound,
-			       f'p99 {b["p99"]:.0f} us, bound {bound:.0f} (control p99 '
-			       f'{c["p99"]:.0f})'))
-		checks.append(('worst', b['max'] <= worst,
-			       f'worst {b["max"]:.0f} us, bound {worst:.0f} = {WORST_FACTOR} x control '
-			       f'worst {c["max"]:.0f} + {WORST_SLACK_US}'))
+		checks.append(Check('lateness', b['p99'] <= bound,
+				    f'p99 {b["p99"]:.0f} us, bound {bound:.0f} (control p99 '
+				    f'{c["p99"]:.0f})'))
+		checks.append(Check('worst', b['max'] <= worst,
+				    f'worst {b["max"]:.0f} us, bound {worst:.0f} = '
+				    f'{WORST_FACTOR} x control worst {c["max"]:.0f} + '
+				    f'{WORST_SLACK_US}'))
 	return checks, s
 
 
@@ -232,9 +238,9 @@ def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 	checks, s = verdict(sc, status, con, data, timing=not variant, variant=variant,
 			   tree=tree)
 	s['secs'] = secs
-	text = '\n'.join(f'{"ok  " if ok else "FAIL"} {c}: {d}' for c, ok, d in checks)
+	text = '\n'.join(f'{"ok  " if c.ok else "FAIL"} {c.name}: {c.detail}' for c in checks)
 	(out / 'report.txt').write_text(f'{row}: {status} in {secs:.0f} s\n{text}\n')
-	bad = [f'{c}: {d}' for c, ok, d in checks if not ok]
+	bad = [f'{c.name}: {c.detail}' for c in checks if not c.ok]
 	return expect_failure(Row(row, Status.of(not bad), '; '.join(bad) or f'{secs:.0f} s',
 				  out, s), known_failure(tree, con) or '')
 

@@ -17,7 +17,7 @@ def _judge(name, data=None, console=None, variant='', tree='ours'):
 	checks, s = stress.verdict(sc, 'done', console if console is not None else con,
 				   data if data is not None else dat, timing=not variant,
 				   variant=variant, tree=tree)
-	return {c: (ok, d) for c, ok, d in checks}, s
+	return {c.name: (c.ok, c.detail) for c in checks}, s
 
 
 def _failed(checks):
@@ -64,7 +64,7 @@ class StressVerdict(unittest.TestCase):
 		sc = stress.stress_scenario('short')
 		cut = data[:data.index('@@soak stress')]
 		checks, _ = stress.verdict(sc, 'hang (no progress)', con, cut)
-		failed = sorted(c for c, ok, _ in checks if not ok)
+		failed = sorted(c.name for c in checks if not c.ok)
 		self.assertEqual(failed, ['deep', 'finished', 'stress-wakeups'])
 
 	def test_kcsan_races_only_in_broadcast_code_fail(self):
@@ -99,7 +99,7 @@ class StressVerdict(unittest.TestCase):
 		con, data = fixtures.load('base-stress-soak-rearm')
 		sc = stress.stress_scenario('soak')
 		checks, _ = stress.verdict(sc, 'hang (no progress)', con, data, tree='base')
-		failed = sorted(c for c, ok, _ in checks if not ok)
+		failed = sorted(c.name for c in checks if not c.ok)
 		self.assertIn('splats', failed)
 		self.assertIn('finished', failed)
 		self.assertIn('tick_cleanup_dead_cpu', con)
@@ -114,7 +114,7 @@ class StressVerdict(unittest.TestCase):
 		sc = stress.stress_scenario('soak', scale=0.25)
 		checks, _ = stress.verdict(sc, 'done', con, data, timing=False, variant='debug',
 					   tree='base')
-		self.assertEqual(sorted(c for c, ok, _ in checks if not ok), ['splats'])
+		self.assertEqual(sorted(c.name for c in checks if not c.ok), ['splats'])
 		why = stress.known_failure('base', con)
 		self.assertIn('periodic broadcast handler', why)
 		self.assertNotIn('replaced broadcast device', why)
