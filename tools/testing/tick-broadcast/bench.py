@@ -96,6 +96,7 @@ import hops
 import qemu
 import scenarios
 import workspace
+from arches import ARCHES
 from progress import log
 
 RUNS = 5
@@ -147,8 +148,6 @@ PROF_FUNCS = {
 	'lapic_timer_broadcast': 'wake IPI send (profiler)',
 	'tick_broadcast': 'wake IPI send, arm64 (profiler)',
 }
-# The function that sends the wake IPIs, per architecture
-IPI_FUNC = {'x86_64': 'lapic_timer_broadcast', 'arm64': 'tick_broadcast'}
 
 TREES = ('base', 'ours')
 
@@ -485,10 +484,10 @@ def workload_table(name, raw):
 			     cell(values(o, 'kbench_pair_ns')),
 			     ratio(values(o, 'kbench_pair_ns'), values(b, 'kbench_pair_ns'))])
 	if wl.get('flavour') == 'halt' or wl.get('prof'):
-		ipi = IPI_FUNC[wl['arch']]
+		ipi = ARCHES[wl['arch']].ipi_func
 		for fn, label in PROF_FUNCS.items():
 			k = f'prof_{fn}_ns'
-			if fn in IPI_FUNC.values() and fn != ipi:
+			if fn in {a.ipi_func for a in ARCHES.values()} and fn != ipi:
 				continue
 			rows.append([f'{label} (ns)', cell(values(b, k)), cell(values(o, k)),
 				     ratio(values(o, k), values(b, k))])

@@ -14,9 +14,8 @@ import re
 import subprocess
 import time
 
+from arches import ARCHES
 from results import Row, Status
-
-CROSS = {'arm64': 'aarch64-linux-gnu-'}
 
 # name: (arch, start, {symbol: y/n/m to set}, {symbol: value to expect}, targets)
 # start "tested" is the x86_64 scenario kernel's .config; "defconfig" is
@@ -97,10 +96,11 @@ def build_variant(src, name, tested_config, env, jobs, ours):
 	bdir = f'.build-{arch}-{name}' if not name.startswith(arch) else f'.build-{name}'
 	# HOSTCC through ccache too: every build directory compiles the same
 	# host tools (fixdep, kconfig, objtool) again.
+	cross = ARCHES[arch].cross
 	make = ['make', '-s', f'-j{jobs}', f'O={bdir}', f'ARCH={arch}',
-		f'CC=ccache {CROSS.get(arch, "")}gcc', 'HOSTCC=ccache gcc']
-	if arch in CROSS:
-		make.append(f'CROSS_COMPILE={CROSS[arch]}')
+		f'CC=ccache {cross}gcc', 'HOSTCC=ccache gcc']
+	if cross:
+		make.append(f'CROSS_COMPILE={cross}')
 	(src / bdir).mkdir(exist_ok=True)
 	config = src / bdir / '.config'
 	t0 = time.time()

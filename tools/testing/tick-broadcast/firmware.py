@@ -51,6 +51,7 @@ from pathlib import Path
 
 import qemu
 import workspace
+from arches import ARCHES
 from progress import run
 
 # (node name, PSCI suspend parameter, entry/exit latency and minimum
@@ -177,7 +178,8 @@ def _fresh(path):
 	return path.exists() and path.stat().st_mtime >= Path(__file__).stat().st_mtime
 
 
-def psci_dtb(smp, layout='flat', timer_stops=True, cpu=qemu.CPU['arm64'], memory=qemu.MEMORY):
+def psci_dtb(smp, layout='flat', timer_stops=True, cpu=ARCHES['arm64'].cpu,
+	     memory=qemu.MEMORY):
 	"""A device tree for -M virt with PSCI idle states (add_idle_states())."""
 	name = re.sub(r'[^\w.-]', '_', f'virt-{cpu}-smp{smp}-m{memory}-psci-{layout}'
 		      + ('' if timer_stops else '-always-on'))
@@ -262,5 +264,5 @@ def boot_options(name, smp=4, timer_stops=True, cpu=None):
 		raise ValueError(f'unknown firmware {name!r} (want one of {", ".join(FIRMWARE)})')
 	if FIRMWARE[name][0] == 'arm64':
 		layout = 'osi' if name == 'psci-osi' else 'flat'
-		return {'dtb': psci_dtb(smp, layout, timer_stops, cpu or qemu.CPU['arm64'])}
+		return {'dtb': psci_dtb(smp, layout, timer_stops, cpu or ARCHES['arm64'].cpu)}
 	return {'qemu': ['-acpitable', f'file={acpi_ssdt(smp, name.split("-", 1)[1])}']}

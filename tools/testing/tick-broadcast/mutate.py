@@ -49,6 +49,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import runs  # noqa: E402
+from arches import ARCHES  # noqa: E402
 import scenarios  # noqa: E402
 import workspace  # noqa: E402
 from kunitcmd import UML_ARGS, boot_args, kunit_py  # noqa: E402
@@ -349,7 +350,7 @@ def boot_stage(scratch, logdir, names):
 	checks as scenario:check, note); None if the build failed."""
 	if not x86_build(scratch, logdir):
 		return None
-	image = scratch / workspace.build_dir_name() / workspace.IMAGES['x86_64']
+	image = scratch / workspace.build_dir_name() / ARCHES['x86_64'].image
 	failed, notes = [], []
 	for name in names:
 		sc = scenarios.SCENARIOS[name]

@@ -41,19 +41,13 @@ from typing import Optional, Sequence
 
 import guestdata
 import workspace
+from arches import ARCHES
 from progress import HEARTBEAT, elapsed, log, run
 
 TOOLS = Path(__file__).resolve().parent
 GUEST = TOOLS / 'guest'
 
-# QEMU's exit status once the guest's init finished: x86_64 writes 0x31
-# to isa-debug-exit (0x31 * 2 + 1); arm64 powers off (and so would a
-# panic with panic=-1 and -no-reboot: "finished" also wants "@@end").
-GUEST_DONE = {'x86_64': 99, 'arm64': 0}
-CPU = {'x86_64': 'qemu64', 'arm64': 'cortex-a57'}
-CONSOLE = {'x86_64': 'ttyS0', 'arm64': 'ttyAMA0'}
 MEMORY = '512'
-BUSYBOX = {'x86_64': Path('/bin/busybox')}
 STALLED = re.compile(r'detected stalls? on CPU|soft lockup|hard LOCKUP|Kernel panic')
 QUIET_LIMIT = 30	# seconds without plan progress while the heartbeat goes on
 QUIET_BEATS = 10	# ... and at least this many heartbeats meanwhile
@@ -66,7 +60,7 @@ KEY_REPEAT = 8		# ... and between two keys while the guest stays suspended
 
 def busybox(arch):
 	"""The static busybox for arch: the host's, or Debian's package for arch."""
-	return BUSYBOX.get(arch) or workspace.foreign_busybox(arch)
+	return ARCHES[arch].busybox or workspace.foreign_busybox(arch)
 
 
 def initramfs(arch=workspace.ARCH):
@@ -80,7 +74,7 @@ def initramfs(arch=workspace.ARCH):
 	stage = workspace.CACHE / f'initramfs-stage-{arch}'
 	shutil.rmtree(stage, ignore_errors=True)
 	stage.mkdir(parents=True)
-	run([f'{workspace.CROSS.get(arch, "")}gcc', '-static', '-O2', '-Wall', '-o',
+	run([f'{ARCHES[arch].cross}gcc', '-static', '-O2', '-Wall', '-o',
 	     str(stage / 'tbprobe'), str(GUEST / 'tbprobe.c')])
 	gen = stage / 'gen_init_cpio'
 	run(['gcc', '-O2', '-o', str(gen),
@@ -120,7 +114,7 @@ def initramfs_with(files, outdir, arch=workspace.ARCH):
 	return out
 
 
-def arm64_dtb(smp, cpu=CPU['arm64'], memory=MEMORY):
+def arm64_dtb(smp, cpu=ARCHES['arm64'].cpu, memory=MEMORY):
 	"""QEMU virt's device tree for this machine, without the arch timer's
 	"always-on": Linux then flags the timer C3STOP and needs broadcast.
 
@@ -168,7 +162,7 @@ class Boot:
 	plan		the guest's steps (guest/init), passed as tb.plan=
 	outdir		where console.log, data.log, qemu.cmd and monitor.sock go
 	cmdline		more kernel command-line words
-	cpu		QEMU -cpu (default: CPU[arch])
+	cpu		QEMU -cpu (default: arch's, arches.py)
 	smp		vCPUs
 	qemu		more QEMU arguments
 	timeout		seconds before the watchdog ends the boot
@@ -198,9 +192,9 @@ class Boot:
 
 	def append(self):
 		"""The kernel command line."""
-		return ' '.join([f'console={CONSOLE[self.arch]}', 'panic=-1', 'kunit.enable=0',
-				 f'tb.plan={",".join(self.plan)}', f'tb.seed={self.seed}'] +
-				list(self.cmdline))
+		return ' '.join([f'console={ARCHES[self.arch].console}', 'panic=-1',
+				 'kunit.enable=0', f'tb.plan={",".join(self.plan)}',
+				 f'tb.seed={self.seed}'] + list(self.cmdline))
 
 
 @dataclass
@@ -214,7 +208,8 @@ class Booted:
 
 def qemu_cmd(b, initrd, console, data):
 	"""The QEMU command line of boot b."""
-	cpu = b.cpu or CPU[b.arch]
+	arch = ARCHES[b.arch]
+	cpu = b.cpu or arch.cpu
 	common = ['-smp', str(b.smp), '-m', MEMORY, '-nodefaults', '-no-reboot',
 		  '-display', 'none', '-kernel', str(b.kernel), '-initrd', str(initrd),
 		  '-append', b.append(),
@@ -224,11 +219,11 @@ def qemu_cmd(b, initrd, console, data):
 	if b.arch == 'arm64':
 		dtb = (['-dtb', str(b.dtb)] if b.dtb else
 		       ['-dtb', str(arm64_dtb(b.smp, cpu))] if b.timer_stops else [])
-		return (['qemu-system-aarch64', '-M', 'virt', '-cpu', cpu] + common + dtb +
+		return ([arch.qemu, '-M', arch.machine, '-cpu', cpu] + common + dtb +
 			['-serial', 'chardev:con',
 			 '-device', 'virtio-serial-device', '-device', 'virtconsole,chardev=data']
 			+ list(b.qemu))
-	return (['qemu-system-x86_64', '-M', 'q35', '-cpu', cpu] + common +
+	return ([arch.qemu, '-M', arch.machine, '-cpu', cpu] + common +
 		['-serial', 'chardev:con', '-serial', 'chardev:data',
 		 '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04'] + list(b.qemu))
 
@@ -303,7 +298,7 @@ def _where(data):
 	return lines[-1][:60] if lines else 'booting'
 
 
-def watch(cmd, console, data, timeout, what='boot', done=GUEST_DONE[workspace.ARCH]):
+def watch(cmd, console, data, timeout, what='boot', done=ARCHES[workspace.ARCH].guest_done):
 	"""Run QEMU until it exits, stalls or stops making progress; return a status."""
 	proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
 				stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -358,7 +353,7 @@ def boot(b):
 	what = b.what or f'boot {outdir.name}'
 	log(f'{what}: started (timeout {b.timeout} s), logs in {outdir}')
 	t0 = time.time()
-	status = watch(cmd, console, data, b.timeout, what, GUEST_DONE[b.arch])
+	status = watch(cmd, console, data, b.timeout, what, ARCHES[b.arch].guest_done)
 	secs = time.time() - t0
 	log(f'{what}: {status} in {elapsed(secs)}')
 	return Booted(status, _read(console), _read(data), secs)

@@ -33,6 +33,7 @@ import time
 import patchset
 import runs
 import workspace as ws
+from arches import ARCHES
 from kunitcmd import boot_args, kunit_py
 from results import Row, Status
 from series import BRANCH, base_repo, base_worktree, commit_series
@@ -138,7 +139,7 @@ def build_boot_kernel(wt, config, logfile):
 		f'CC={ws.cc()}', 'olddefconfig', 'bzImage']
 	rc, secs = run_logged(make, logfile, f'boot kernel {wt.name}', cwd=wt, env=ws.build_env(),
 			      progress=ws.objects_compiled)
-	image = bdir / ws.IMAGES[ws.ARCH]
+	image = bdir / ARCHES[ws.ARCH].image
 	return (image if not rc and image.exists() else None), secs
 
 

@@ -23,6 +23,7 @@
 This file only builds the command line and dispatches. The layers below:
 
   results     test rows, their statuses, the summary line
+  arches      what differs between the architectures
   progress    messages, logged commands with a heartbeat
   kunitcmd    kunit.py's command lines
   workspace   packages, trees (via patchset), builds, KUnit runs

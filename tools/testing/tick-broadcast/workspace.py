@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 import absorb
+import arches
 import patchset
 from kunitcmd import boot_args, kunit_py
 from progress import Failed, count_lines, die, log, run, run_logged, tail
@@ -52,10 +53,8 @@ TARBALL = Path('/usr/src/linux-source-6.12.tar.xz')
 BASE_PACKAGE = 'linux-source-6.12'
 TREES = ('ours', 'base')
 JOBS = os.cpu_count() or 2
-ARCH = 'x86_64'		# the default architecture of builds and boots
-ARCHES = ('x86_64', 'arm64')
-IMAGES = {'x86_64': 'arch/x86/boot/bzImage', 'arm64': 'arch/arm64/boot/Image'}
-CROSS = {'arm64': 'aarch64-linux-gnu-'}
+ARCH = arches.DEFAULT	# the default architecture of builds and boots
+ARCHES = tuple(arches.ARCHES)
 
 # command or file -> Debian package providing it
 DEPENDS = {
@@ -292,7 +291,7 @@ def build_dir_name(variant='', arch=ARCH):
 
 
 def kernel_image(tree, variant='', arch=ARCH):
-	return tree_dir(tree) / build_dir_name(variant, arch) / IMAGES[arch]
+	return tree_dir(tree) / build_dir_name(variant, arch) / arches.ARCHES[arch].image
 
 
 def label(tree, variant='', arch=ARCH):
@@ -301,7 +300,7 @@ def label(tree, variant='', arch=ARCH):
 
 
 def cc(arch=ARCH):
-	return f'ccache {CROSS.get(arch, "")}gcc'
+	return f'ccache {arches.ARCHES[arch].cross}gcc'
 
 
 def kunitconfigs(tree, variant='', arch=ARCH):
@@ -335,8 +334,8 @@ def kunit_args(tree, variant='', arch=ARCH):
 	every entry accepts an "is not set" one that is absent or unset.
 	"""
 	args = ['--arch', arch, '--build_dir', build_dir_name(variant, arch)]
-	if arch in CROSS:
-		args += ['--cross_compile', CROSS[arch]]
+	if arches.ARCHES[arch].cross:
+		args += ['--cross_compile', arches.ARCHES[arch].cross]
 	frags = kunitconfigs(tree, variant, arch)
 	for f in frags[:-1] if variant else frags:
 		args += ['--kunitconfig', f]
@@ -392,8 +391,8 @@ def build(tree, variant='', prepare=True, arch=ARCH):
 	what = f'build {name}'
 	make = ['make', f'ARCH={arch}', f'O={build_dir_name(variant, arch)}', f'--jobs={JOBS}',
 		f'CC={cc(arch)}', 'all', 'compile_commands.json']
-	if arch in CROSS:
-		make.insert(2, f'CROSS_COMPILE={CROSS[arch]}')
+	if arches.ARCHES[arch].cross:
+		make.insert(2, f'CROSS_COMPILE={arches.ARCHES[arch].cross}')
 	rc, _ = run_logged(make, logfile, f'{what}: make', cwd=src, env=build_env(),
 			   progress=objects_compiled)
 	image = kernel_image(tree, variant, arch)
@@ -474,8 +473,8 @@ def build_modules(tree, variant='', arch=ARCH):
 	(stage / 'Kbuild').write_text(f'obj-m := {" ".join(m + ".o" for m in HANDOVER_MODULES)}\n')
 	make = ['make', f'ARCH={arch}', f'O={build_dir_name(variant, arch)}', f'--jobs={JOBS}',
 		f'CC={cc(arch)}', f'M={stage}', 'modules']
-	if arch in CROSS:
-		make.insert(2, f'CROSS_COMPILE={CROSS[arch]}')
+	if arches.ARCHES[arch].cross:
+		make.insert(2, f'CROSS_COMPILE={arches.ARCHES[arch].cross}')
 	logfile = RUNS / f'modules-{label(tree, variant, arch)}.log'
 	rc, _ = run_logged(make, logfile, f'modules {label(tree, variant, arch)}',
 			   cwd=tree_dir(tree), env=build_env())

@@ -15,17 +15,18 @@ COMMANDS = {'tb', 'check', 'bench', 'commands'}
 # that is not a command).
 LIBRARIES = {
 	'results': set(),
+	'arches': set(),
 	'progress': set(),
 	'guestdata': set(),
 	'hops': set(),
 	'coalesce': {'guestdata'},
 	'patchset': set(),
 	'scenarios': {'guestdata', 'results'},
-	'kunitcmd': set(),
-	'configbuilds': {'results'},
-	'workspace': {'progress', 'patchset', 'kunitcmd', 'absorb', 'results'},
-	'qemu': {'progress', 'workspace', 'guestdata'},
-	'firmware': {'progress', 'workspace', 'qemu'},
+	'kunitcmd': {'arches'},
+	'configbuilds': {'arches', 'results'},
+	'workspace': {'progress', 'patchset', 'kunitcmd', 'absorb', 'results', 'arches'},
+	'qemu': {'progress', 'workspace', 'guestdata', 'arches'},
+	'firmware': {'progress', 'workspace', 'qemu', 'arches'},
 	'runs': {'progress', 'workspace', 'qemu', 'scenarios', 'firmware', 'results'},
 	'stress': {'progress', 'workspace', 'qemu', 'scenarios', 'guestdata', 'results'},
 	'stackgit': {'patchset', 'progress'},
@@ -34,7 +35,7 @@ LIBRARIES = {
 	'series': {'configbuilds', 'patchset', 'kunitcmd', 'stackgit', 'progress', 'results'},
 	'seriesedit': {'series', 'patchset', 'stackgit', 'progress'},
 	'seriessteps': {'series', 'patchset', 'workspace', 'progress', 'kunitcmd', 'runs',
-			'stackgit', 'results'},
+			'stackgit', 'results', 'arches'},
 }
 
 
