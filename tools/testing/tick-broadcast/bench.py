@@ -137,9 +137,9 @@ WORKLOADS = {
 		     doc='arm64 cpuidle-psci, DT states cpu-retention + cpu-sleep '
 			 '(local-timer-stop), hrtimer broadcast, 4 vCPUs'),
 	'acpi-c2': dict(arat=True, arch='x86_64', variant='acpi', firmware='acpi-c2', prof=True,
-			states=('C1', 'C2'), smp=scenarios.ACPI['smp'],
+			states=('C1', 'C2'), smp=scenarios.ACPI.smp,
 			doc='x86 acpi_idle, _CST C1 (HLT) + C2 (I/O port read, returns at once), '
-			    f'HPET broadcast, {scenarios.ACPI["smp"]} vCPUs (see scenarios.ACPI)'),
+			    f'HPET broadcast, {scenarios.ACPI.smp} vCPUs (see scenarios.ACPI)'),
 }
 
 PROF_FUNCS = {

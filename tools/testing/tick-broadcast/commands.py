@@ -72,8 +72,8 @@ def cmd_scenario(args):
 	names = [args.name] if args.name != 'all' else list(scenarios.SCENARIOS)
 	if not args.no_build:
 		# a scenario's own kernel variant (acpi) unless one is asked for
-		for arch, v in sorted({(scenarios.SCENARIOS[n]['arch'],
-					args.variant or scenarios.SCENARIOS[n].get('variant', ''))
+		for arch, v in sorted({(scenarios.SCENARIOS[n].arch,
+					args.variant or scenarios.SCENARIOS[n].variant)
 				       for n in names}):
 			workspace.build_or_die(args.tree, v, prepare=not args.no_prepare, arch=arch)
 	outroot = workspace.RUNS / 'scenarios'

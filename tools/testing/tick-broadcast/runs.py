@@ -21,10 +21,10 @@ from results import Row, Status, expect_failure
 def boot_scenario(kernel, sc, out, seed=1, what=None):
 	"""Boot scenario sc once; return a qemu.Booted."""
 	shutil.rmtree(out, ignore_errors=True)
-	opts = firmware.boot_options(sc['firmware'], sc.get('smp', 4)) if 'firmware' in sc else {}
-	b = qemu.Boot(kernel, sc['plan'], out, sc.get('cmdline', ()), sc.get('cpu'),
-		      sc.get('smp', 4), list(sc.get('qemu', ())) + opts.pop('qemu', []),
-		      sc.get('timeout', 150), seed, what, sc.get('arch', workspace.ARCH), **opts)
+	opts = firmware.boot_options(sc.firmware, sc.smp) if sc.firmware else {}
+	b = qemu.Boot(kernel, sc.plan, out, sc.cmdline, sc.cpu, sc.smp,
+		      list(sc.qemu) + opts.pop('qemu', []), sc.timeout, seed, what, sc.arch,
+		      **opts)
 	return qemu.boot(b)
 
 
@@ -43,8 +43,7 @@ def run(name, tree, outroot, seed=1, variant='', retry=True):
 	sc = scenarios.SCENARIOS[name]
 	# the scenario's own kernel variant (acpi, psci: the kernel's own
 	# cpuidle drivers), or the one asked for (debug)
-	kernel = workspace.kernel_image(tree, variant or sc.get('variant', ''),
-					sc.get('arch', workspace.ARCH))
+	kernel = workspace.kernel_image(tree, variant or sc.variant, sc.arch)
 	label = f'{name}-{variant}' if variant else name
 	return run_kernel(kernel, name, tree, f'scenario/{label}/{tree}', outroot / f'{label}-{tree}',
 			  seed, timing=not variant, retry=retry)
@@ -60,7 +59,7 @@ def run_kernel(kernel, name, tree, row, out, seed=1, timing=True, retry=True):
 	boot = boot_scenario(kernel, sc, out, seed, what=row)
 	checks, m, secs = judge(tree, sc, out, boot, timing)
 	note = ''
-	known = sc.get('base_known', '') if tree == 'base' else ''
+	known = sc.base_known if tree == 'base' else ''
 	if retry and not known and scenarios.retryable(checks, boot.status):
 		first = '; '.join(f'{c.name}: {c.detail}' for c in checks if not c.ok)
 		load = os.getloadavg()[0]

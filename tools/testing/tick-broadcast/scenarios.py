@@ -138,7 +138,10 @@ row, which the row's detail (host load) tells apart.
 """
 
 import re
+from dataclasses import dataclass, field, replace
+from typing import Dict, List, Optional, Tuple
 
+import arches
 import guestdata
 from results import Check, Row, Status
 
@@ -209,13 +212,81 @@ def keep_shallow(plan):
 	return [('deep:off:2' if step == 'deep:off' else step) for step in plan]
 
 
+@dataclass(kw_only=True)
+class Scenario:
+	"""One QEMU scenario: what it boots, and what its verdict expects.
+	Every default is here; a scenario names what differs.
+
+	bcdev		the broadcast device the kernel must install
+	broadcast	whether the CPUs need broadcast (no ARAT): broadcast
+			interrupts wanted, else none
+	doc		what the scenario is, in one line
+	arch		the architecture (arches.py)
+	variant		the kernel variant it boots ('': the test driver's;
+			acpi: the kernel's own acpi_idle)
+	flavour		the test driver's deep state (irqoff, halt; '': the
+			kernel's own driver, whose states the firmware gives)
+	plan		the guest's steps (guest/init)
+	cmdline		more kernel command-line words
+	qemu		more QEMU arguments (ICOUNT)
+	cpu		QEMU's -cpu (None: the architecture's)
+	smp		vCPUs
+	timeout		seconds before the watchdog ends the boot
+	firmware	the firmware tables it boots with (firmware.py; '': none)
+	driver		the cpuidle driver that must be in charge
+	deep_state	the timer-stopping state by name (the kernel's own
+			drivers; '': every state but 0)
+	shallow_state	a state the governor must also choose ('': no check)
+	min_deep	deep entries wanted on every CPU
+	owner		arm64: the hrtimer owner must be refused at least once
+	refused		arm64 periodic: every deep entry refused, none entered
+	hotplug		CPU offline operations wanted (0: no hotplug check)
+	s2idle		suspend-to-idle cycles wanted (0: no check)
+	no_early	no CPU may be woken early by coalescing
+	deterministic	under QEMU's deterministic clock: per-CPU lateness
+			bounds against the control (det-*)
+	base_known	why the base is known to fail it ('': it is not;
+			results.expect_failure())
+	kind		make stress (stress.py): the stress kind,
+	steps		its steps while deep idle is on, [(step, units)],
+	control		and the control run's steps
+	"""
+	bcdev: str
+	broadcast: bool
+	doc: str = ''
+	arch: str = arches.DEFAULT
+	variant: str = ''
+	flavour: str = ''
+	plan: List[str] = field(default_factory=lambda: list(PLAN))
+	cmdline: List[str] = field(default_factory=list)
+	qemu: List[str] = field(default_factory=list)
+	cpu: Optional[str] = None
+	smp: int = 4
+	timeout: int = 150
+	firmware: str = ''
+	driver: str = 'timerstop'
+	deep_state: str = ''
+	shallow_state: str = ''
+	min_deep: int = MIN_DEEP
+	owner: bool = False
+	refused: bool = False
+	hotplug: int = 0
+	s2idle: int = 0
+	no_early: bool = False
+	deterministic: bool = False
+	base_known: str = ''
+	kind: str = ''
+	steps: List[Tuple[str, int]] = field(default_factory=list)
+	control: List[Tuple[str, int]] = field(default_factory=list)
+
+
 # The kernel's own cpuidle drivers (firmware.py gives them their states).
 # psci_idle: WFI, cpu-retention (shallow), cpu-sleep (local-timer-stop);
 # acpi_idle: POLL, C1 (HLT), C2 (timer stop without ARAT; an I/O port
 # read QEMU answers at once, so the CPU leaves C2 as soon as it entered).
-PSCI = dict(arch='arm64', firmware='psci', driver='psci_idle',
-	    deep_state='cpu-sleep', shallow_state='cpu-retention', bcdev='bc_hrtimer',
-	    broadcast=True, owner=True)
+PSCI = Scenario(arch='arm64', firmware='psci', driver='psci_idle',
+		deep_state='cpu-sleep', shallow_state='cpu-retention', bcdev='bc_hrtimer',
+		broadcast=True, owner=True)
 PSCI_PLAN = keep_shallow(ARM64_PLAN)
 # Three suspends to idle (woken by the PL031 RTC's alarm: tb.s2wake=rtc),
 # then the broadcast run.
@@ -226,9 +297,9 @@ PSCI_S2IDLE_PLAN = keep_shallow(CONTROL) + ['s2idle:3', 'busy:on', f'lat:bc:{SAM
 # read; four vCPUs spinning through C2 and HPET reads on two loaded host
 # cores did not reach the guest's first heartbeat in 150 s (2 boots, host
 # load 15), while -icount finished them in 247 s. Both CPUs spin at once.
-ACPI = dict(arch='x86_64', variant='acpi', firmware='acpi-c2', driver='acpi_idle',
-	    deep_state='C2', shallow_state='C1', bcdev='hpet', broadcast=True,
-	    min_deep=MIN_ACPI_C2, smp=2)
+ACPI = Scenario(arch='x86_64', variant='acpi', firmware='acpi-c2', driver='acpi_idle',
+		deep_state='C2', shallow_state='C1', bcdev='hpet', broadcast=True,
+		min_deep=MIN_ACPI_C2, smp=2)
 
 # Failures of the pristine base that are its own, reported as expected
 # failures (XFAIL rows, with the failure) instead of failing make check.
@@ -266,66 +337,67 @@ SPLAT = re.compile(r'WARNING:|BUG:|Oops|Kernel panic|Call Trace:|'
 
 def _scenarios():
 	base = {
-		'hpet': dict(bcdev='hpet', broadcast=True,
-			     doc='HPET legacy channel as oneshot broadcast device'),
-		'pit': dict(bcdev='pit', broadcast=True, qemu=['-no-hpet'],
-			    doc='no HPET: the PIT is the broadcast device'),
-		'periodic': dict(bcdev='hpet', broadcast=True,
-				 cmdline=['nohz=off', 'highres=off'],
-				 doc='periodic tick: periodic broadcast at HZ'),
-		'arat': dict(bcdev='hpet', broadcast=False, cpu='max',
-			     doc='ARAT control: the LAPIC timer never stops, no broadcast'),
+		'hpet': Scenario(bcdev='hpet', broadcast=True,
+				 doc='HPET legacy channel as oneshot broadcast device'),
+		'pit': Scenario(bcdev='pit', broadcast=True, qemu=['-no-hpet'],
+				doc='no HPET: the PIT is the broadcast device'),
+		'periodic': Scenario(bcdev='hpet', broadcast=True,
+				     cmdline=['nohz=off', 'highres=off'],
+				     doc='periodic tick: periodic broadcast at HZ'),
+		'arat': Scenario(bcdev='hpet', broadcast=False, cpu='max',
+				 doc='ARAT control: the LAPIC timer never stops, no broadcast'),
 	}
 	extra = {
-		'hotplug': dict(bcdev='hpet', broadcast=True, plan=HOTPLUG_PLAN, hotplug=9,
-				doc='CPU hotplug stress while sleeping on the HPET broadcast'),
-		's2idle': dict(bcdev='hpet', broadcast=True, plan=S2IDLE_PLAN, s2idle=3,
-			       cmdline=['no_console_suspend'],
-			       doc='suspend to idle and back, then the HPET broadcast'),
+		'hotplug': Scenario(bcdev='hpet', broadcast=True, plan=HOTPLUG_PLAN, hotplug=9,
+				    doc='CPU hotplug stress while sleeping on the HPET broadcast'),
+		's2idle': Scenario(bcdev='hpet', broadcast=True, plan=S2IDLE_PLAN, s2idle=3,
+				   cmdline=['no_console_suspend'],
+				   doc='suspend to idle and back, then the HPET broadcast'),
 	}
 	arm64 = {
-		'arm64': dict(arch='arm64', bcdev='bc_hrtimer', broadcast=True, owner=True,
-			      plan=ARM64_PLAN,
-			      doc='arm64, arch timer with C3STOP: the hrtimer broadcast'),
-		'arm64-hotplug': dict(arch='arm64', bcdev='bc_hrtimer', broadcast=True,
-				      owner=True, plan=ARM64_HOTPLUG_PLAN, hotplug=9,
-				      doc='arm64 CPU hotplug, the hrtimer owner included'),
+		'arm64': Scenario(arch='arm64', bcdev='bc_hrtimer', broadcast=True, owner=True,
+				  plan=ARM64_PLAN,
+				  doc='arm64, arch timer with C3STOP: the hrtimer broadcast'),
+		'arm64-hotplug': Scenario(arch='arm64', bcdev='bc_hrtimer', broadcast=True,
+					  owner=True, plan=ARM64_HOTPLUG_PLAN, hotplug=9,
+					  doc='arm64 CPU hotplug, the hrtimer owner included'),
 		# Both kernels still send periodic broadcast ticks there (the
 		# hrtimer emulates the period) to the CPUs the cpuidle driver
 		# turned broadcast on for: IPIs, but no deep entry.
-		'arm64-periodic': dict(arch='arm64', bcdev='bc_hrtimer', broadcast=True,
-				       refused=True, plan=ARM64_PLAN, base_known=BASE_PERIODIC_HRTIMER,
-				       cmdline=['nohz=off', 'highres=off'],
-				       doc='arm64 periodic tick: the hrtimer device cannot '
-					   'serve deep idle, every deep entry is refused'),
+		'arm64-periodic': Scenario(arch='arm64', bcdev='bc_hrtimer', broadcast=True,
+					   refused=True, plan=ARM64_PLAN,
+					   base_known=BASE_PERIODIC_HRTIMER,
+					   cmdline=['nohz=off', 'highres=off'],
+					   doc='arm64 periodic tick: the hrtimer device cannot '
+					       'serve deep idle, every deep entry is refused'),
 	}
 	# The kernel's own drivers, no flavour: the state is the firmware's.
 	real = {
-		'psci': dict(PSCI, plan=PSCI_PLAN,
-			     doc='arm64 cpuidle-psci, two DT idle states, the deep one '
-				 'local-timer-stop: the hrtimer broadcast'),
-		'psci-hotplug': dict(PSCI, plan=keep_shallow(ARM64_HOTPLUG_PLAN), hotplug=9,
-				     doc='arm64 cpuidle-psci, CPU hotplug, the hrtimer owner included'),
-		'psci-periodic': dict(PSCI, plan=PSCI_PLAN, refused=True,
-				      cmdline=['nohz=off', 'highres=off'],
-				      base_known=BASE_PERIODIC_HRTIMER_PSCI,
-				      doc='arm64 cpuidle-psci, periodic tick: every cpu-sleep '
-					  'refused, cpuidle falls back to cpu-retention'),
-		'psci-s2idle': dict(PSCI, plan=PSCI_S2IDLE_PLAN, s2idle=3,
-				    cmdline=['no_console_suspend', 'tb.s2wake=rtc'],
-				    doc='arm64 cpuidle-psci, suspend to idle (RTC alarm) and back'),
-		'acpi-c2': dict(ACPI, plan=keep_shallow(PLAN),
-				doc='x86 acpi_idle, _CST C1 and C2 (I/O port): C2 entered and '
-				    'left as fast as the idle loop turns, on every CPU at once'),
+		'psci': replace(PSCI, plan=PSCI_PLAN,
+				doc='arm64 cpuidle-psci, two DT idle states, the deep one '
+				    'local-timer-stop: the hrtimer broadcast'),
+		'psci-hotplug': replace(PSCI, plan=keep_shallow(ARM64_HOTPLUG_PLAN), hotplug=9,
+					doc='arm64 cpuidle-psci, CPU hotplug, the hrtimer owner '
+					    'included'),
+		'psci-periodic': replace(PSCI, plan=PSCI_PLAN, refused=True,
+					 cmdline=['nohz=off', 'highres=off'],
+					 base_known=BASE_PERIODIC_HRTIMER_PSCI,
+					 doc='arm64 cpuidle-psci, periodic tick: every cpu-sleep '
+					     'refused, cpuidle falls back to cpu-retention'),
+		'psci-s2idle': replace(PSCI, plan=PSCI_S2IDLE_PLAN, s2idle=3,
+				       cmdline=['no_console_suspend', 'tb.s2wake=rtc'],
+				       doc='arm64 cpuidle-psci, suspend to idle (RTC alarm) and '
+					   'back'),
+		'acpi-c2': replace(ACPI, plan=keep_shallow(PLAN),
+				   doc='x86 acpi_idle, _CST C1 and C2 (I/O port): C2 entered '
+				       'and left as fast as the idle loop turns, on every CPU at '
+				       'once'),
 	}
 	out = {}
 	for name, sc in list(base.items()) + list(extra.items()) + list(arm64.items()):
 		for flavour in ('irqoff', 'halt'):
-			s = dict(sc, flavour=flavour)
-			s.setdefault('plan', PLAN)
-			s.setdefault('arch', 'x86_64')
-			s['cmdline'] = list(sc.get('cmdline', [])) + timerstop(flavour)
-			out[f'{name}-{flavour}'] = s
+			out[f'{name}-{flavour}'] = replace(sc, flavour=flavour,
+							   cmdline=sc.cmdline + timerstop(flavour))
 	out.update(real)
 	# The base's periodic broadcast holds tick_broadcast_lock while it
 	# sends the IPIs to every CPU of the halt flavour, each of which
@@ -340,49 +412,49 @@ def _scenarios():
 	# finished in 19 s, ours in 14 s, their debug kernels in 31 s and
 	# 43 s (2026-12-05). The irqoff flavour's polling vCPUs never idle,
 	# which this clock cannot afford: it stays in wall-clock time.
-	out['periodic-halt']['qemu'] = ICOUNT
+	out['periodic-halt'] = replace(out['periodic-halt'], qemu=ICOUNT)
 	# Low-resolution NOHZ: the tick handler runs update_process_times()
 	# whenever it is called, so a CPU woken early would handle a tick
 	# twice. Coalescing must leave such CPUs alone (early_ok). Their
 	# ticks all fall on jiffy edges, which coalescing cannot bring
 	# closer; skew_tick=1 spreads them by 500 us per CPU (HZ=250, 4
 	# CPUs), inside the 2 ms window.
-	out['lowres-coalesce-halt'] = dict(
-		bcdev='hpet', broadcast=True, arch='x86_64', flavour='halt', plan=PLAN,
-		no_early=True,
-		cmdline=['highres=off', 'skew_tick=1', 'tick_broadcast_coalesce_us=2000'] +
-		timerstop('halt'),
-		doc='low-resolution NOHZ with a 2 ms coalescing window: no CPU '
-		    'is woken early, since its tick would run twice')
+	out['lowres-coalesce-halt'] = Scenario(
+		    bcdev='hpet', broadcast=True, arch='x86_64', flavour='halt', plan=PLAN,
+		    no_early=True,
+		    cmdline=['highres=off', 'skew_tick=1', 'tick_broadcast_coalesce_us=2000'] +
+		    timerstop('halt'),
+		    doc='low-resolution NOHZ with a 2 ms coalescing window: no CPU '
+			'is woken early, since its tick would run twice')
 	# Tight lateness bounds under the deterministic clock (ICOUNT).
 	det = {
-		'det-hpet-halt': dict(bcdev='hpet', broadcast=True, arch='x86_64', plan=PLAN,
-				      doc='HPET broadcast under the deterministic clock: '
-					  'tight lateness bounds'),
-		'det-arm64-halt': dict(arch='arm64', bcdev='bc_hrtimer', broadcast=True,
-				       owner=True, plan=ARM64_PLAN,
-				       doc='arm64 hrtimer broadcast under the deterministic '
-					   'clock: tight lateness bounds'),
+		'det-hpet-halt': Scenario(bcdev='hpet', broadcast=True, arch='x86_64', plan=PLAN,
+					  doc='HPET broadcast under the deterministic clock: '
+					      'tight lateness bounds'),
+		'det-arm64-halt': Scenario(arch='arm64', bcdev='bc_hrtimer', broadcast=True,
+					   owner=True, plan=ARM64_PLAN,
+					   doc='arm64 hrtimer broadcast under the deterministic '
+					       'clock: tight lateness bounds'),
 	}
 	for name, sc in det.items():
-		out[name] = dict(sc, flavour='halt', qemu=ICOUNT, deterministic=True,
-				 cmdline=timerstop('halt'))
+		out[name] = replace(sc, flavour='halt', qemu=ICOUNT, deterministic=True,
+				    cmdline=timerstop('halt'))
 	return out
 
 
-SCENARIOS = _scenarios()
+SCENARIOS: Dict[str, Scenario] = _scenarios()
 
 
 def names(arch, variant=None):
 	"""The scenarios of one architecture, in definition order; with variant,
 	only those booting that kernel variant ('': the test driver's kernel)."""
-	return [n for n, sc in SCENARIOS.items() if sc['arch'] == arch and
-		(variant is None or sc.get('variant', '') == variant)]
+	return [n for n, sc in SCENARIOS.items() if sc.arch == arch and
+		(variant is None or sc.variant == variant)]
 
 
 def variants(arch):
 	"""The kernel variants the scenarios of arch boot, '' first."""
-	return sorted({sc.get('variant', '') for sc in SCENARIOS.values() if sc['arch'] == arch})
+	return sorted({sc.variant for sc in SCENARIOS.values() if sc.arch == arch})
 
 
 # ---------------------------------------------------------------- verdict
@@ -454,34 +526,34 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 	if 'deep' not in m:
 		checks.append(Check('snapshots', False, 'guest did not report its snapshots'))
 		return checks, m
-	checks.append(Check('bcdev', m['bcdev'] == sc['bcdev'],
-			    f'broadcast device "{m["bcdev"]}", want "{sc["bcdev"]}"'))
-	want = sc.get('driver', 'timerstop')
+	checks.append(Check('bcdev', m['bcdev'] == sc.bcdev,
+			    f'broadcast device "{m["bcdev"]}", want "{sc.bcdev}"'))
+	want = sc.driver
 	checks.append(Check('driver', m['driver'] == want,
 			    f'cpuidle driver "{m["driver"]}", want "{want}"'))
 	checks += _deep_checks(sc, m, res)
 	checks.append(_interrupt_check(sc, m))
-	if sc.get('no_early') and 'stats' in m:
+	if sc.no_early and 'stats' in m:
 		n = m['stats'].get('coalesced', 0)
 		checks.append(Check('no-early', n == 0,
 				    f'{n} CPUs woken early by coalescing, want none '
 				    f'({m["stats"].get("woken", 0)} woken by the broadcast)'))
-	if 'hotplug' in sc:
+	if sc.hotplug:
 		n = int(res.get('hotplug', {}).get('offlined', 0))
-		checks.append(Check('hotplug', n >= sc['hotplug'],
-				    f'{n} CPU offline operations, want >= {sc["hotplug"]}'))
+		checks.append(Check('hotplug', n >= sc.hotplug,
+				    f'{n} CPU offline operations, want >= {sc.hotplug}'))
 		if timing:
 			p99 = m.get('hotplug', {}).get('p99', float('inf'))
 			checks.append(Check('hotplug-lateness', p99 <= LAT_HOTPLUG_P99_US,
 					    f'p99 lateness during the storm {p99:.0f} us, '
 					    f'bound {LAT_HOTPLUG_P99_US}'))
-	if 's2idle' in sc:
+	if sc.s2idle:
 		n = int(res.get('s2idle', {}).get('ok', 0))
-		checks.append(Check('s2idle', n >= sc['s2idle'],
-				    f'{n} suspend-to-idle cycles, want {sc["s2idle"]}'))
+		checks.append(Check('s2idle', n >= sc.s2idle,
+				    f'{n} suspend-to-idle cycles, want {sc.s2idle}'))
 	if not timing:
 		pass
-	elif sc.get('deterministic'):
+	elif sc.deterministic:
 		checks += deterministic_checks(res['lat'].get('control', {}), res['lat'].get('bc', {}))
 	elif 'control' in m and 'bc' in m:
 		checks += lateness_checks(tree, m['control'], m['bc'])
@@ -503,18 +575,18 @@ def _deep_checks(sc, m, res):
 	nbusy = sum(busy.values())
 	deep = deep_counts(sc, m)
 	checks = _shallow_check(sc, m)
-	if sc.get('refused'):
+	if sc.refused:
 		entered = {c: n for c, n in deep.items() if n}
 		return checks + [
 			Check('deep', not entered,
 			      f'deep entries per CPU {deep}, want none (every entry refused)'),
 			Check('refused', nbusy >= MIN_DEEP,
 			      f'{nbusy} refused entries (-EBUSY) {busy}, want >= {MIN_DEEP}')]
-	want = sc.get('min_deep', MIN_DEEP)
+	want = sc.min_deep
 	low = {c: n for c, n in deep.items() if n < want}
 	checks.append(Check('deep', bool(deep) and not low,
 			    f'deep entries per CPU {deep}, want >= {want}'))
-	if sc.get('owner'):
+	if sc.owner:
 		checks.append(Check('owner-refused', 'busy' in res and nbusy >= 1,
 				    f'{nbusy} entries refused to the hrtimer owner {busy}, '
 				    'want >= 1' if 'busy' in res
@@ -525,28 +597,28 @@ def _deep_checks(sc, m, res):
 def deep_counts(sc, m):
 	"""{cpu: entries into the timer-stopping state}: the scenario's
 	deep_state (the kernel's own drivers), else every state but 0."""
-	if 'deep_state' in sc:
-		return dict(m.get('states', {}).get(sc['deep_state'], {}))
+	if sc.deep_state:
+		return dict(m.get('states', {}).get(sc.deep_state, {}))
 	return m['deep']
 
 
 def _shallow_check(sc, m):
 	"""The kernel's own drivers: the governor also chose the shallow state
 	(its residency keeps it for the shorter sleeps)."""
-	if 'shallow_state' not in sc:
+	if not sc.shallow_state:
 		return []
-	per_cpu = m.get('states', {}).get(sc['shallow_state'], {})
+	per_cpu = m.get('states', {}).get(sc.shallow_state, {})
 	n = sum(per_cpu.values())
 	return [Check('shallow', n >= MIN_SHALLOW,
-		      f'{n} entries into {sc["shallow_state"]} {per_cpu}, want >= {MIN_SHALLOW}')]
+		      f'{n} entries into {sc.shallow_state} {per_cpu}, want >= {MIN_SHALLOW}')]
 
 
 def _interrupt_check(sc, m):
 	"""Broadcast interrupts: x86 counts IRQ0 (HPET/PIT), arm64 the timer
 	broadcast IPIs (the hrtimer fires on its owner's own timer)."""
-	key, what = ('bcipi', 'timer broadcast IPIs') if sc.get('arch') == 'arm64' else (
+	key, what = ('bcipi', 'timer broadcast IPIs') if sc.arch == 'arm64' else (
 		'irq0', 'broadcast interrupts')
-	if sc['broadcast']:
+	if sc.broadcast:
 		return Check(key, m[key] >= MIN_IRQ0, f'{m[key]} {what}, want >= {MIN_IRQ0}')
 	return Check(key, m[key] == 0, f'{m[key]} {what}, want none')
 
@@ -620,7 +692,8 @@ CMP_SLACK_US = 10000
 
 def compare(name, ours, base):
 	"""A test row: ours is no worse than the base (metrics of one boot each)."""
-	if not SCENARIOS.get(name, {}).get('broadcast', True):
+	sc = SCENARIOS.get(name)
+	if sc is not None and not sc.broadcast:
 		return Row(f'compare/{name}', Status.SKIP,
 			   'no broadcast here: both kernels run the same code')
 	if 'bc' not in ours or 'bc' not in base:

@@ -39,6 +39,7 @@ broadcast code; the others are counted as the kernel's own.
 import re
 import shutil
 import time
+from dataclasses import replace
 
 import guestdata
 import qemu
@@ -51,8 +52,8 @@ from results import Check, Row, Status, expect_failure
 WORST_FACTOR = 3
 WORST_SLACK_US = 1000000
 # x86 only: the HPET broadcast, the i8042 key wakeup and the modules.
-BASE = dict(arch='x86_64', bcdev='hpet', broadcast=True, flavour='halt',
-	    cmdline=['no_console_suspend'] + scenarios.timerstop('halt'))
+BASE = scenarios.Scenario(arch='x86_64', bcdev='hpet', broadcast=True, flavour='halt',
+			  cmdline=['no_console_suspend'] + scenarios.timerstop('halt'))
 # Steps per kind: (stress step, control step, seconds per unit for the
 # timeout). Units: cycles, or seconds for mix.
 KINDS = {
@@ -108,7 +109,7 @@ def _plan(steps, control):
 
 
 def stress_scenario(kind, scale=1.0):
-	"""The scenario dict of one stress kind ('short': the make check boot)."""
+	"""The scenario of one stress kind ('short': the make check boot)."""
 	if kind == 'short':
 		steps, control = SHORT, SHORT_CONTROL
 		secs = 200
@@ -118,8 +119,8 @@ def stress_scenario(kind, scale=1.0):
 		n, c = max(1, int(n * scale)), max(1, int(c * scale))
 		steps, control = [(step, n)], [(step, c)]
 		secs = 120 + (n + c) * per + (120 if kind == 'soak' else 0)
-	return dict(BASE, kind=kind, steps=steps, control=control, plan=_plan(steps, control),
-		    timeout=int(secs))
+	return replace(BASE, kind=kind, steps=steps, control=control, plan=_plan(steps, control),
+		       timeout=int(secs))
 
 
 def _race_rows(console):
@@ -165,7 +166,7 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 	st = res.get('stress', {})
 	count = {'hotplug-rand': 'hotplug', 'handover': 'handover'}
 	s['mix'], s['cycles'] = {}, {}
-	for step, n in sc['steps']:
+	for step, n in sc.steps:
 		kv = st.get(f'{step}:{n}', {})
 		if step == 'mix':
 			s['mix'] = kv
@@ -221,7 +222,7 @@ def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 	sc = stress_scenario(kind, scale)
 	if variant:
 		# lockdep with KASAN or KCSAN: several times slower under TCG
-		sc['timeout'] *= 4
+		sc.timeout *= 4
 	label = f'{kind}-{variant}' if variant else kind
 	row = f'stress/{label}/{tree}'
 	out = outroot / f'{label}-{tree}'
@@ -232,8 +233,8 @@ def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 	except Failed as e:
 		return Row(row, Status.FAIL, str(e), out, {})
 	kernel = workspace.kernel_image(tree, variant)
-	b = qemu.boot(qemu.Boot(kernel, sc['plan'], out, sc['cmdline'], timeout=sc['timeout'],
-				seed=seed, what=row, arch=sc['arch'], files=files))
+	b = qemu.boot(qemu.Boot(kernel, sc.plan, out, sc.cmdline, timeout=sc.timeout,
+				seed=seed, what=row, arch=sc.arch, files=files))
 	status, con, data, secs = b.status, b.console, b.data, b.secs
 	checks, s = verdict(sc, status, con, data, timing=not variant, variant=variant,
 			   tree=tree)

@@ -107,14 +107,14 @@ class Ssdt(unittest.TestCase):
 class Scenarios(unittest.TestCase):
 	def test_scenarios_name_the_firmware_states(self):
 		for name, sc in scenarios.SCENARIOS.items():
-			if sc.get('firmware', '').startswith('psci'):
-				self.assertEqual((sc['shallow_state'], sc['deep_state']),
+			if sc.firmware.startswith('psci'):
+				self.assertEqual((sc.shallow_state, sc.deep_state),
 						 (firmware.SHALLOW, firmware.DEEP), name)
-			if 'firmware' in sc:
-				self.assertIn(sc['firmware'], firmware.FIRMWARE)
-				self.assertEqual(firmware.FIRMWARE[sc['firmware']][0], sc['arch'])
-				self.assertNotIn('cpuidle_timerstop.enable=1', sc.get('cmdline', []))
-				self.assertIn('deep:off:2', sc['plan'])
+			if sc.firmware:
+				self.assertIn(sc.firmware, firmware.FIRMWARE)
+				self.assertEqual(firmware.FIRMWARE[sc.firmware][0], sc.arch)
+				self.assertNotIn('cpuidle_timerstop.enable=1', sc.cmdline)
+				self.assertIn('deep:off:2', sc.plan)
 
 
 if __name__ == '__main__':

@@ -21,7 +21,7 @@ LIBRARIES = {
 	'hops': set(),
 	'coalesce': {'guestdata'},
 	'patchset': set(),
-	'scenarios': {'guestdata', 'results'},
+	'scenarios': {'guestdata', 'results', 'arches'},
 	'kunitcmd': {'arches'},
 	'configbuilds': {'arches', 'results'},
 	'workspace': {'progress', 'patchset', 'kunitcmd', 'absorb', 'results', 'arches'},

@@ -161,7 +161,7 @@ class Verdicts(unittest.TestCase):
 		checks, _ = judge('base-psci-periodic-hang', 'psci-periodic', 'base', status)
 		self.assertEqual(failed(checks), ['finished', 'snapshots'])
 		self.assertIn('known failure of the base',
-			      scenarios.SCENARIOS['psci-periodic']['base_known'])
+			      scenarios.SCENARIOS['psci-periodic'].base_known)
 
 	def test_test_driver_boot_is_not_a_psci_boot(self):
 		checks, _ = judge('ours-arm64-halt', 'psci', 'ours')

@@ -31,10 +31,10 @@ class BootMissing(unittest.TestCase):
 	def test_the_scenarios_are_x86_ones_of_the_test_driver(self):
 		for name in seriessteps.BOOT_SCENARIOS:
 			sc = scenarios.SCENARIOS[name]
-			self.assertEqual(sc['arch'], workspace.ARCH, name)
-			self.assertNotIn('variant', sc, name)
-			self.assertEqual(sc.get('driver', 'timerstop'), 'timerstop', name)
-		self.assertTrue(scenarios.SCENARIOS[seriessteps.BOOT_SCENARIOS[0]].get('deterministic'))
+			self.assertEqual(sc.arch, workspace.ARCH, name)
+			self.assertEqual(sc.variant, '', name)
+			self.assertEqual(sc.driver, 'timerstop', name)
+		self.assertTrue(scenarios.SCENARIOS[seriessteps.BOOT_SCENARIOS[0]].deterministic)
 
 
 class SeriesBoots(unittest.TestCase):

@@ -83,11 +83,11 @@ class StressVerdict(unittest.TestCase):
 
 	def test_full_plans(self):
 		sc = stress.stress_scenario('hotplug')
-		self.assertEqual(sc['plan'][:4], ['deep:off', 'soak:start:control',
-						  'hotplug-rand:100', 'soak:stop'])
-		self.assertIn('hotplug-rand:1000', sc['plan'])
-		self.assertIn('mix:1200', stress.stress_scenario('soak')['plan'])
-		self.assertIn('s2idle:5', stress.stress_scenario('s2idle', scale=0.1)['plan'])
+		self.assertEqual(sc.plan[:4], ['deep:off', 'soak:start:control',
+					       'hotplug-rand:100', 'soak:stop'])
+		self.assertIn('hotplug-rand:1000', sc.plan)
+		self.assertIn('mix:1200', stress.stress_scenario('soak').plan)
+		self.assertIn('s2idle:5', stress.stress_scenario('s2idle', scale=0.1).plan)
 
 	def test_table_has_a_row_per_boot(self):
 		checks, s = _judge('ours-stress-short')
