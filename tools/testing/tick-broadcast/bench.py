@@ -178,14 +178,14 @@ def boot_metrics(status, console, data):
 	res = guestdata.parse(data)
 	m = {'status': status}
 	for run in ('control', 'bc'):
-		x = res['lat'].get(run, {}).get('all')
+		x = res.lat.get(run, {}).get('all')
 		if x:
 			for k in ('p50', 'p90', 'p99', 'max'):
 				m[f'{run}_{k}'] = x[k]
-	snaps = res['snaps']
+	snaps = res.snaps
 	if 'mid' in snaps and 'end' in snaps:
 		a, b = snaps['mid'], snaps['end']
-		secs = b.get('uptime', 0) - a.get('uptime', 0)
+		secs = b.uptime - a.uptime
 		if secs > 0:
 			ia, ib = guestdata.interrupts(a), guestdata.interrupts(b)
 			m['irq0_per_s'] = (ib.get('0', 0) - ia.get('0', 0)) / secs
@@ -199,7 +199,7 @@ def boot_metrics(status, console, data):
 		if st:
 			m['stats'] = st
 	if 'p0' in snaps and 'p1' in snaps:
-		secs = snaps['p1'].get('uptime', 0) - snaps['p0'].get('uptime', 0)
+		secs = snaps['p1'].uptime - snaps['p0'].uptime
 		for fn, (hits, us) in guestdata.prof(data, PROF_FUNCS).items():
 			if hits:
 				m[f'prof_{fn}_ns'] = us * 1000 / hits
@@ -261,10 +261,10 @@ def coalesce_boot(tree, w_us, label, outroot, seed, arch=workspace.ARCH):
 	res = guestdata.parse(data)
 	m['coalesce'] = coalesce.summary(coalesce.expiries(events), w_us * 1000)
 	m.update(per_sleep(res, m['coalesce'], coalesce.bc_handler_runs(events)))
-	snaps = res['snaps']
+	snaps = res.snaps
 	if arch != 'x86_64' and 'mid' in snaps and 'end' in snaps:
 		# no IRQ0 there: the hrtimer device's firings, from the same trace
-		secs = snaps['end'].get('uptime', 0) - snaps['mid'].get('uptime', 0)
+		secs = snaps['end'].uptime - snaps['mid'].uptime
 		if secs > 0:
 			m['irq0_per_s'] = coalesce.bc_handler_runs(events) / secs
 	log(f'bench {label}: p99 {m.get("bc_p99", float("nan")):.0f} us, broadcast '
@@ -278,8 +278,8 @@ def per_sleep(res, co, bc_runs=None):
 	complete fewer sleeps per second, so per second would flatter them.
 	bc_runs: the broadcast device's firings where there is no IRQ0 to
 	count (arm64: the hrtimer device)."""
-	n = res['lat'].get('bc', {}).get('all', {}).get('n')
-	s = res['snaps']
+	n = res.lat.get('bc', {}).get('all', {}).get('n')
+	s = res.snaps
 	if not n or 'mid' not in s or 'end' not in s:
 		return {}
 	ia, ib = guestdata.interrupts(s['mid']), guestdata.interrupts(s['end'])
@@ -360,7 +360,7 @@ def storm_boot(tree, smp, seed, outroot):
 	shutil.rmtree(out, ignore_errors=True)
 	b = qemu.boot(qemu.Boot(workspace.kernel_image(tree), STORM_PLAN, out, HALT, smp=smp,
 				qemu=list(ICOUNT), timeout=600, seed=seed, what=f'bench {label}'))
-	lat = guestdata.parse(b.data)['lat']
+	lat = guestdata.parse(b.data).lat
 	m = {'status': b.status, 'secs': b.secs}
 	for run, n in re.findall(r'^@@storm (\S+) missed=(\d+)', b.data, re.M):
 		m[f'{run}_missed'] = int(n)

@@ -36,6 +36,8 @@ This module imports nothing of the testbed; it turns text into data.
 """
 
 import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
 
 HB_PERIOD = 2		# seconds between two heartbeats of guest/init
 # arm64's wake IPI row in /proc/interrupts (x86 counts them in LOC)
@@ -45,28 +47,81 @@ HB_LINE = re.compile(r'^@@hb (\d+(?:\.\d+)?)[ \t\r]*(?:\n|$)', re.M)
 
 # ---------------------------------------------------------------- data channel
 
+# A run's figures as the guest printed them, by name: n, p50, p90, p99,
+# max (microseconds) of a lateness run; sleeps, wakeups, stuck, ... of a
+# soak.
+Stats = Dict[str, float]
+
+
+@dataclass
+class Snapshot:
+	"""One snapshot (@@snap NAME begin .. end).
+
+	idle		{(cpu, state): usage}
+	idle_us		{(cpu, state): time in the state (us)}
+	idle_name	{(cpu, state): the state's name}
+	files		{path: the file's lines}
+	bcdev		the broadcast device, driver the cpuidle driver
+	kernel		the kernel release, online the online CPUs ('': not
+			reported), uptime the guest's (0: not reported)
+	"""
+	idle: Dict[Tuple[int, int], int] = field(default_factory=dict)
+	idle_us: Dict[Tuple[int, int], int] = field(default_factory=dict)
+	idle_name: Dict[Tuple[int, int], str] = field(default_factory=dict)
+	files: Dict[str, List[str]] = field(default_factory=dict)
+	bcdev: str = ''
+	driver: str = ''
+	kernel: str = ''
+	online: str = ''
+	uptime: float = 0.0
+
+
+@dataclass
+class Report:
+	"""Everything the data channel reported (parse()).
+
+	snaps		{name: Snapshot}
+	lat		{run: {cpu, or all (last: tbprobe storm): Stats}}
+	errors		the @@error lines
+	end, begin	whether the plan ran to its end, and began
+	hotplug		@@hotplug rounds= offlined= online= ({}: none)
+	s2idle		@@s2idle tries= ok= ({}: none)
+	busy		{(cpu, return value): count} of the broadcast entry
+			point (None: no @@busy line at all)
+	soak		{run: {cpu or all: Stats}} of tbprobe soak
+	stuck		the @@soak NAME stuck lines: sleepers that never woke
+	stress		{STEP: {counter: value}} of the stress steps
+	handover_errors	the @@handover-error lines
+	"""
+	snaps: Dict[str, Snapshot] = field(default_factory=dict)
+	lat: Dict[str, Dict[str, Stats]] = field(default_factory=dict)
+	errors: List[str] = field(default_factory=list)
+	end: bool = False
+	begin: bool = False
+	hotplug: Dict[str, str] = field(default_factory=dict)
+	s2idle: Dict[str, str] = field(default_factory=dict)
+	busy: Optional[Dict[Tuple[int, int], int]] = None
+	soak: Dict[str, Dict[str, Stats]] = field(default_factory=dict)
+	stuck: List[str] = field(default_factory=list)
+	stress: Dict[str, Dict[str, str]] = field(default_factory=dict)
+	handover_errors: List[str] = field(default_factory=list)
+
+
 def _kv(fields):
 	return dict(x.split('=', 1) for x in fields if '=' in x)
 
 
 def parse(data):
-	"""Data channel -> {'snaps': {name: snap}, 'lat': {run: {cpu: stats}},
-	'errors': [...], 'end': bool, 'begin': bool, 'hotplug': {...}, 's2idle': {...}}.
-
-	A snapshot is {'idle': {(cpu, state): usage}, 'idle_us': {(cpu, state): us},
-	'idle_name': {(cpu, state): name}, 'files': {path: [lines]}, 'bcdev',
-	'driver', 'uptime', 'online', 'kernel'}.
-	"""
-	res = {'snaps': {}, 'lat': {}, 'errors': [], 'end': False, 'begin': False}
+	"""Data channel -> Report."""
+	res = Report()
 	snap = None
 	cur_file = None
 	for line in data.splitlines():
 		if line.startswith('@@snap '):
 			f = line.split()
 			if len(f) == 3 and f[2] == 'begin':
-				snap = {'idle': {}, 'idle_us': {}, 'idle_name': {}, 'files': {},
-					'bcdev': '', 'driver': ''}
-				res['snaps'][f[1]] = snap
+				snap = Snapshot()
+				res.snaps[f[1]] = snap
 			else:
 				snap = None
 			cur_file = None
@@ -76,71 +131,75 @@ def parse(data):
 			kv = _kv(f[2:])
 			cpu = kv.pop('cpu', None)
 			if cpu is not None:
-				res['lat'].setdefault(f[1], {})[cpu] = {
+				res.lat.setdefault(f[1], {})[cpu] = {
 					k: float(v) for k, v in kv.items()}
 			continue
 		if line.startswith(('@@hotplug ', '@@s2idle ')):
 			f = line.split()
-			res[f[0][2:]] = _kv(f[1:])
+			if f[0] == '@@hotplug':
+				res.hotplug = _kv(f[1:])
+			else:
+				res.s2idle = _kv(f[1:])
 			continue
 		if line.startswith('@@busy '):
 			kv = _kv(line.split()[1:])
-			busy = res.setdefault('busy', {})
+			if res.busy is None:
+				res.busy = {}
 			if 'cpu' in kv:
-				busy[(int(kv['cpu']), int(kv['ret']))] = int(kv['n'])
+				res.busy[(int(kv['cpu']), int(kv['ret']))] = int(kv['n'])
 			continue
 		if line.startswith('@@soak '):
 			f = line.split()
 			if len(f) > 2 and f[2] == 'stuck':
-				res.setdefault('stuck', []).append(line)
+				res.stuck.append(line)
 				continue
 			kv = _kv(f[2:])
 			cpu = kv.pop('cpu', None)
 			if cpu is not None:
-				res.setdefault('soak', {}).setdefault(f[1], {})[cpu] = {
+				res.soak.setdefault(f[1], {})[cpu] = {
 					k: float(v) for k, v in kv.items()}
 			continue
 		if line.startswith('@@stress '):
 			f = line.split()
-			res.setdefault('stress', {})[f[1]] = _kv(f[2:])
+			res.stress[f[1]] = _kv(f[2:])
 			continue
 		if line.startswith('@@handover-error'):
-			res.setdefault('handover_errors', []).append(line)
+			res.handover_errors.append(line)
 			continue
 		if line.startswith('@@error'):
-			res['errors'].append(line)
+			res.errors.append(line)
 			continue
 		if line.startswith('@@end'):
-			res['end'] = True
+			res.end = True
 			continue
 		if line.startswith('@@begin'):
-			res['begin'] = True
+			res.begin = True
 			continue
 		if snap is None:
 			continue
 		if line.startswith('@@bcdev'):
-			snap['bcdev'] = line[len('@@bcdev'):].strip()
+			snap.bcdev = line[len('@@bcdev'):].strip()
 		elif line.startswith('@@cpuidle_driver'):
-			snap['driver'] = line[len('@@cpuidle_driver'):].strip()
+			snap.driver = line[len('@@cpuidle_driver'):].strip()
 		elif line.startswith('@@kernel'):
-			snap['kernel'] = line[len('@@kernel'):].strip()
+			snap.kernel = line[len('@@kernel'):].strip()
 		elif line.startswith('@@online'):
-			snap['online'] = line[len('@@online'):].strip()
+			snap.online = line[len('@@online'):].strip()
 		elif line.startswith('@@idle '):
 			kv = _kv(line.split()[1:])
 			key = (int(kv['cpu']), int(kv['state']))
-			snap['idle'][key] = int(kv['usage'])
-			snap['idle_us'][key] = int(kv['time'])
-			snap['idle_name'][key] = kv.get('name', '')
+			snap.idle[key] = int(kv['usage'])
+			snap.idle_us[key] = int(kv['time'])
+			snap.idle_name[key] = kv.get('name', '')
 		elif line.startswith('@@uptime '):
-			snap['uptime'] = float(line.split()[1])
+			snap.uptime = float(line.split()[1])
 		elif line.startswith('@@file '):
 			cur_file = line.split()[1]
-			snap['files'][cur_file] = []
+			snap.files[cur_file] = []
 		elif line.startswith('@@'):
 			cur_file = None
 		elif cur_file:
-			snap['files'][cur_file].append(line)
+			snap.files[cur_file].append(line)
 	return res
 
 
@@ -148,7 +207,7 @@ def interrupts(snap):
 	"""/proc/interrupts of a snapshot -> {row: total over CPUs}; a row is
 	named by its number ("0", "LOC", "IPI4") and, where it has one, by its
 	description too ("Timer broadcast interrupts")."""
-	lines = snap['files'].get('/proc/interrupts', [])
+	lines = snap.files.get('/proc/interrupts', [])
 	if not lines:
 		return {}
 	ncpu = len(lines[0].split())
@@ -172,9 +231,9 @@ def interrupts(snap):
 def deep_entries(a, b):
 	"""{cpu: entries into states >= 1 between snapshots a and b}."""
 	out = {}
-	for (cpu, state), usage in b['idle'].items():
+	for (cpu, state), usage in b.idle.items():
 		if state >= 1:
-			out[cpu] = out.get(cpu, 0) + usage - a['idle'].get((cpu, state), 0)
+			out[cpu] = out.get(cpu, 0) + usage - a.idle.get((cpu, state), 0)
 	return out
 
 
@@ -183,19 +242,19 @@ def state_entries(a, b):
 	(the kernel's own drivers have several: WFI, cpu-retention, cpu-sleep;
 	POLL, C1, C2)."""
 	out = {}
-	for key, usage in b['idle'].items():
-		name = b.get('idle_name', {}).get(key) or f'state{key[1]}'
-		out.setdefault(name, {})[key[0]] = usage - a['idle'].get(key, 0)
+	for key, usage in b.idle.items():
+		name = b.idle_name.get(key) or f'state{key[1]}'
+		out.setdefault(name, {})[key[0]] = usage - a.idle.get(key, 0)
 	return out
 
 
 def deep_residency_pct(a, b):
 	"""Share of time (%) the CPUs spent in states >= 1 between a and b."""
-	secs = b.get('uptime', 0) - a.get('uptime', 0)
+	secs = b.uptime - a.uptime
 	if secs <= 0:
 		return None
-	deep = sum(v - a['idle_us'].get(k, 0) for k, v in b['idle_us'].items() if k[1] >= 1)
-	ncpu = len({k[0] for k in b['idle_us']}) or 1
+	deep = sum(v - a.idle_us.get(k, 0) for k, v in b.idle_us.items() if k[1] >= 1)
+	ncpu = len({k[0] for k in b.idle_us}) or 1
 	return 100 * deep / 1e6 / secs / ncpu
 
 
@@ -207,7 +266,7 @@ def stats_delta(a, b):
 	"""Sum over CPUs of the debugfs tick_broadcast/stats counters, b - a."""
 	def tot(snap):
 		t = {}
-		for line in snap['files'].get(STATS, []):
+		for line in snap.files.get(STATS, []):
 			for kv in line.split()[1:]:
 				if '=' not in kv:
 					continue
@@ -223,7 +282,7 @@ def metrics(res):
 	"""The figures the verdicts use, from parse(): deep, irq0, loc, bcdev,
 	driver, stats (our kernel's counters; broadcast run: snapshots
 	mid..end) and control/bc lateness."""
-	s = res['snaps']
+	s = res.snaps
 	m = {}
 	if 'mid' in s and 'end' in s:
 		m['deep'] = deep_entries(s['mid'], s['end'])
@@ -232,13 +291,13 @@ def metrics(res):
 		m['irq0'] = ib.get('0', 0) - ia.get('0', 0)
 		m['loc'] = ib.get('LOC', 0) - ia.get('LOC', 0)
 		m['bcipi'] = ib.get(BC_IPI, 0) - ia.get(BC_IPI, 0)
-		m['bcdev'] = s['end']['bcdev']
-		m['driver'] = s['end']['driver']
-		if STATS in s['end']['files']:
+		m['bcdev'] = s['end'].bcdev
+		m['driver'] = s['end'].driver
+		if STATS in s['end'].files:
 			m['stats'] = stats_delta(s['mid'], s['end'])
-	for run in res['lat']:
-		if 'all' in res['lat'][run]:
-			m[run] = res['lat'][run]['all']
+	for run in res.lat:
+		if 'all' in res.lat[run]:
+			m[run] = res.lat[run]['all']
 	return m
 
 

@@ -518,11 +518,11 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 	"""
 	res = guestdata.parse(data)
 	m = guestdata.metrics(res)
-	checks = [Check('finished', status == 'done' and res['end'],
+	checks = [Check('finished', status == 'done' and res.end,
 			f'guest status: {status}')]
 	splats = splat_lines(console)
 	checks.append(Check('splats', not splats, '; '.join(splats[:3]) or 'none'))
-	checks.append(Check('errors', not res['errors'], '; '.join(res['errors'][:3]) or 'none'))
+	checks.append(Check('errors', not res.errors, '; '.join(res.errors[:3]) or 'none'))
 	if 'deep' not in m:
 		checks.append(Check('snapshots', False, 'guest did not report its snapshots'))
 		return checks, m
@@ -539,7 +539,7 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 				    f'{n} CPUs woken early by coalescing, want none '
 				    f'({m["stats"].get("woken", 0)} woken by the broadcast)'))
 	if sc.hotplug:
-		n = int(res.get('hotplug', {}).get('offlined', 0))
+		n = int(res.hotplug.get('offlined', 0))
 		checks.append(Check('hotplug', n >= sc.hotplug,
 				    f'{n} CPU offline operations, want >= {sc.hotplug}'))
 		if timing:
@@ -548,13 +548,13 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 					    f'p99 lateness during the storm {p99:.0f} us, '
 					    f'bound {LAT_HOTPLUG_P99_US}'))
 	if sc.s2idle:
-		n = int(res.get('s2idle', {}).get('ok', 0))
+		n = int(res.s2idle.get('ok', 0))
 		checks.append(Check('s2idle', n >= sc.s2idle,
 				    f'{n} suspend-to-idle cycles, want {sc.s2idle}'))
 	if not timing:
 		pass
 	elif sc.deterministic:
-		checks += deterministic_checks(res['lat'].get('control', {}), res['lat'].get('bc', {}))
+		checks += deterministic_checks(res.lat.get('control', {}), res.lat.get('bc', {}))
 	elif 'control' in m and 'bc' in m:
 		checks += lateness_checks(tree, m['control'], m['bc'])
 	else:
@@ -564,7 +564,7 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 
 def refusals(res):
 	"""{cpu: -EBUSY returns of the broadcast entry point} (busy:off step)."""
-	return {c: n for (c, r), n in res.get('busy', {}).items() if r == EBUSY}
+	return {c: n for (c, r), n in (res.busy or {}).items() if r == EBUSY}
 
 
 def _deep_checks(sc, m, res):
@@ -587,9 +587,9 @@ def _deep_checks(sc, m, res):
 	checks.append(Check('deep', bool(deep) and not low,
 			    f'deep entries per CPU {deep}, want >= {want}'))
 	if sc.owner:
-		checks.append(Check('owner-refused', 'busy' in res and nbusy >= 1,
+		checks.append(Check('owner-refused', res.busy is not None and nbusy >= 1,
 				    f'{nbusy} entries refused to the hrtimer owner {busy}, '
-				    'want >= 1' if 'busy' in res
+				    'want >= 1' if res.busy is not None
 				    else 'no refusal count (busy step)'))
 	return checks
 

@@ -132,7 +132,7 @@ def _race_rows(console):
 def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 	"""([Check], summary dict) of one stress boot."""
 	res = guestdata.parse(data)
-	checks = [Check('finished', status == 'done' and res['end'], f'guest status: {status}')]
+	checks = [Check('finished', status == 'done' and res.end, f'guest status: {status}')]
 	races, ours_races = _race_rows(console)
 	lines = scenarios.splat_lines(console)
 	splats = [ln for ln in lines if 'KCSAN: data-race' not in ln] if variant == 'kcsan' \
@@ -143,10 +143,10 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 				    f'{len(races)} KCSAN data race reports, {len(ours_races)} '
 				    'in the broadcast code' +
 				    (f': {ours_races[:3]}' if ours_races else '')))
-	errors = res['errors'] + res.get('handover_errors', [])
-	checks.append(Check('errors', not res['errors'] and not res.get('handover_errors'),
+	errors = res.errors + res.handover_errors
+	checks.append(Check('errors', not res.errors and not res.handover_errors,
 			    '; '.join(errors[:3]) or 'none'))
-	soak = res.get('soak', {})
+	soak = res.soak
 	s = {'races': len(races), 'splats': len(splats)}
 	for run in ('control', 'stress'):
 		a = soak.get(run, {}).get('all')
@@ -159,11 +159,11 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 				    f'{a["sleeps"]:.0f} sleeps, {a["wakeups"]:.0f} wakeups, '
 				    f'{a["stuck"]:.0f} stuck, {a.get("suspended", 0):.0f} '
 				    'across a suspend' +
-				    (f': {res["stuck"][:2]}' if res.get('stuck') else '')))
+				    (f': {res.stuck[:2]}' if res.stuck else '')))
 		s[run] = a
 	# Each step reports as "@@stress STEP:N ..." (the stress run's after
 	# the control's), s2idle as "@@s2idle ... ok=".
-	st = res.get('stress', {})
+	st = res.stress
 	count = {'hotplug-rand': 'hotplug', 'handover': 'handover'}
 	s['mix'], s['cycles'] = {}, {}
 	for step, n in sc.steps:
@@ -177,11 +177,11 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 					    f'{kv.get("s2idle_ok", 0)}/{kv.get("s2idle", 0)} '
 					    f'suspend cycles' if kv else 'no mix counts'))
 			continue
-		done = (int(res.get('s2idle', {}).get('ok', 0)) if step == 's2idle'
+		done = (int(res.s2idle.get('ok', 0)) if step == 's2idle'
 			else int(kv.get(count[step], 0)))
 		s['cycles'][step] = done
 		checks.append(Check(step, done >= n, f'{done} cycles, want {n}'))
-	snaps = res['snaps']
+	snaps = res.snaps
 	if 'mid' in snaps and 'end' in snaps:
 		deep = guestdata.deep_entries(snaps['mid'], snaps['end'])
 		total = sum(max(0, v) for v in deep.values())

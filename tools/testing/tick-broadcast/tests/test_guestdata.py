@@ -13,32 +13,32 @@ class Parse(unittest.TestCase):
 		self.res = guestdata.parse(self.data)
 
 	def test_plan_ran_to_its_end(self):
-		self.assertTrue(self.res['begin'])
-		self.assertTrue(self.res['end'])
-		self.assertEqual(self.res['errors'], [])
+		self.assertTrue(self.res.begin)
+		self.assertTrue(self.res.end)
+		self.assertEqual(self.res.errors, [])
 
 	def test_snapshots(self):
-		snaps = self.res['snaps']
+		snaps = self.res.snaps
 		self.assertEqual(sorted(snaps), ['end', 'mid', 'start'])
 		for s in snaps.values():
-			self.assertEqual(s['bcdev'], 'hpet')
-			self.assertEqual(s['driver'], 'timerstop')
-			self.assertEqual(s['online'], '0-3')
-			self.assertEqual({c for c, _ in s['idle']}, {0, 1, 2, 3})
-			self.assertIn('/proc/interrupts', s['files'])
-			self.assertNotIn('/proc/timer_list', s['files'])	# trimmed
-		self.assertLess(snaps['start']['uptime'], snaps['mid']['uptime'])
-		self.assertLess(snaps['mid']['uptime'], snaps['end']['uptime'])
+			self.assertEqual(s.bcdev, 'hpet')
+			self.assertEqual(s.driver, 'timerstop')
+			self.assertEqual(s.online, '0-3')
+			self.assertEqual({c for c, _ in s.idle}, {0, 1, 2, 3})
+			self.assertIn('/proc/interrupts', s.files)
+			self.assertNotIn('/proc/timer_list', s.files)	# trimmed
+		self.assertLess(snaps['start'].uptime, snaps['mid'].uptime)
+		self.assertLess(snaps['mid'].uptime, snaps['end'].uptime)
 
 	def test_lateness_lines(self):
 		want = fixtures.lat_lines(self.data)
-		self.assertEqual(sorted(self.res['lat']), ['bc', 'control'])
-		self.assertEqual(self.res['lat'], want)
-		self.assertEqual(self.res['lat']['bc']['all']['n'], 1200)
-		self.assertEqual(self.res['lat']['control']['all']['n'], 600)
+		self.assertEqual(sorted(self.res.lat), ['bc', 'control'])
+		self.assertEqual(self.res.lat, want)
+		self.assertEqual(self.res.lat['bc']['all']['n'], 1200)
+		self.assertEqual(self.res.lat['control']['all']['n'], 600)
 
 	def test_interrupts(self):
-		irq = guestdata.interrupts(self.res['snaps']['mid'])
+		irq = guestdata.interrupts(self.res.snaps['mid'])
 		self.assertIn('0', irq)
 		self.assertIn('LOC', irq)
 		# the ERR/MIS rows have one column only
@@ -48,7 +48,7 @@ class Parse(unittest.TestCase):
 		self.assertGreater(m['loc'], m['irq0'])
 
 	def test_deep_entries_and_residency(self):
-		s = self.res['snaps']
+		s = self.res.snaps
 		deep = guestdata.deep_entries(s['mid'], s['end'])
 		self.assertEqual(sorted(deep), [0, 1, 2, 3])
 		self.assertTrue(all(n > 50 for n in deep.values()))
@@ -59,7 +59,7 @@ class Parse(unittest.TestCase):
 		self.assertTrue(0 < pct <= 100)
 
 	def test_stats_delta(self):
-		s = self.res['snaps']
+		s = self.res.snaps
 		st = guestdata.stats_delta(s['mid'], s['end'])
 		self.assertTrue(st)
 		self.assertTrue(all(isinstance(v, int) for v in st.values()))
@@ -89,12 +89,12 @@ class Parse(unittest.TestCase):
 	def test_truncated_output(self):
 		cut = self.data[:len(self.data) // 2]
 		res = guestdata.parse(cut)
-		self.assertFalse(res['end'])
-		self.assertNotIn('end', res['snaps'])
+		self.assertFalse(res.end)
+		self.assertNotIn('end', res.snaps)
 		self.assertNotIn('deep', guestdata.metrics(res))
 
 	def test_garbage_is_ignored(self):
 		res = guestdata.parse('@@snap x\nnoise\n@@lat bc n=3\n@@snap y begin\n@@idle cpu=0 '
 				      'state=1 name=C3 usage=5 time=9\n')
-		self.assertEqual(res['lat'], {})
-		self.assertEqual(res['snaps']['y']['idle'], {(0, 1): 5})
+		self.assertEqual(res.lat, {})
+		self.assertEqual(res.snaps['y'].idle, {(0, 1): 5})
