@@ -243,7 +243,7 @@ def cmd_check(args):
 			if build(tree, v, arch):
 				scenario_rows(scenarios.names(arch, v), tree)
 	real_names = [n for a, v in real for n in scenarios.names(a, v)]
-	emit([scenarios.compare(n, metrics.get((n, 'ours'), {}), metrics.get((n, 'base'), {}))
+	emit([scenarios.compare(n, metrics.get((n, 'ours')), metrics.get((n, 'base')))
 	      for n in names + arm64 + real_names])
 	# The debug kernel checks our locking and lifetimes (lockdep, KASAN,
 	# timer objects). The base's debug boots are make stress's: they

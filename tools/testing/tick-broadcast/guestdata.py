@@ -278,26 +278,56 @@ def stats_delta(a, b):
 	return {k: tb[k] - ta.get(k, 0) for k in tb}
 
 
+@dataclass
+class Counts:
+	"""What the snapshots around the broadcast run (mid and end) show.
+
+	deep		{cpu: entries into states >= 1}
+	states		{state name: {cpu: entries}}, every state
+	irq0		broadcast interrupts (IRQ0: HPET or PIT)
+	loc		local timer interrupts and, on x86, the wake IPIs (LOC)
+	bcipi		arm64's timer broadcast IPIs (BC_IPI)
+	bcdev		the broadcast device, driver the cpuidle driver (end)
+	stats		our kernel's counters over all CPUs (None: the base,
+			which has no such file)
+	"""
+	deep: Dict[int, int]
+	states: Dict[str, Dict[int, int]]
+	irq0: int
+	loc: int
+	bcipi: int
+	bcdev: str
+	driver: str
+	stats: Optional[Dict[str, int]]
+
+
+@dataclass
+class Metrics:
+	"""The figures the verdicts use (metrics()): the broadcast run's
+	counts (None: the guest did not report both snapshots), and every
+	lateness run's figures over all CPUs, {run: Stats}."""
+	counts: Optional[Counts] = None
+	lateness: Dict[str, Stats] = field(default_factory=dict)
+
+
 def metrics(res):
-	"""The figures the verdicts use, from parse(): deep, irq0, loc, bcdev,
-	driver, stats (our kernel's counters; broadcast run: snapshots
-	mid..end) and control/bc lateness."""
+	"""The figures the verdicts use, from parse(): Metrics."""
 	s = res.snaps
-	m = {}
+	m = Metrics()
 	if 'mid' in s and 'end' in s:
-		m['deep'] = deep_entries(s['mid'], s['end'])
-		m['states'] = state_entries(s['mid'], s['end'])
 		ia, ib = interrupts(s['mid']), interrupts(s['end'])
-		m['irq0'] = ib.get('0', 0) - ia.get('0', 0)
-		m['loc'] = ib.get('LOC', 0) - ia.get('LOC', 0)
-		m['bcipi'] = ib.get(BC_IPI, 0) - ia.get(BC_IPI, 0)
-		m['bcdev'] = s['end'].bcdev
-		m['driver'] = s['end'].driver
-		if STATS in s['end'].files:
-			m['stats'] = stats_delta(s['mid'], s['end'])
+		m.counts = Counts(
+			deep=deep_entries(s['mid'], s['end']),
+			states=state_entries(s['mid'], s['end']),
+			irq0=ib.get('0', 0) - ia.get('0', 0),
+			loc=ib.get('LOC', 0) - ia.get('LOC', 0),
+			bcipi=ib.get(BC_IPI, 0) - ia.get(BC_IPI, 0),
+			bcdev=s['end'].bcdev,
+			driver=s['end'].driver,
+			stats=stats_delta(s['mid'], s['end']) if STATS in s['end'].files else None)
 	for run in res.lat:
 		if 'all' in res.lat[run]:
-			m[run] = res.lat[run]['all']
+			m.lateness[run] = res.lat[run]['all']
 	return m
 
 

@@ -523,27 +523,28 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 	splats = splat_lines(console)
 	checks.append(Check('splats', not splats, '; '.join(splats[:3]) or 'none'))
 	checks.append(Check('errors', not res.errors, '; '.join(res.errors[:3]) or 'none'))
-	if 'deep' not in m:
+	counts = m.counts
+	if counts is None:
 		checks.append(Check('snapshots', False, 'guest did not report its snapshots'))
 		return checks, m
-	checks.append(Check('bcdev', m['bcdev'] == sc.bcdev,
-			    f'broadcast device "{m["bcdev"]}", want "{sc.bcdev}"'))
+	checks.append(Check('bcdev', counts.bcdev == sc.bcdev,
+			    f'broadcast device "{counts.bcdev}", want "{sc.bcdev}"'))
 	want = sc.driver
-	checks.append(Check('driver', m['driver'] == want,
-			    f'cpuidle driver "{m["driver"]}", want "{want}"'))
-	checks += _deep_checks(sc, m, res)
-	checks.append(_interrupt_check(sc, m))
-	if sc.no_early and 'stats' in m:
-		n = m['stats'].get('coalesced', 0)
+	checks.append(Check('driver', counts.driver == want,
+			    f'cpuidle driver "{counts.driver}", want "{want}"'))
+	checks += _deep_checks(sc, counts, res)
+	checks.append(_interrupt_check(sc, counts))
+	if sc.no_early and counts.stats is not None:
+		n = counts.stats.get('coalesced', 0)
 		checks.append(Check('no-early', n == 0,
 				    f'{n} CPUs woken early by coalescing, want none '
-				    f'({m["stats"].get("woken", 0)} woken by the broadcast)'))
+				    f'({counts.stats.get("woken", 0)} woken by the broadcast)'))
 	if sc.hotplug:
 		n = int(res.hotplug.get('offlined', 0))
 		checks.append(Check('hotplug', n >= sc.hotplug,
 				    f'{n} CPU offline operations, want >= {sc.hotplug}'))
 		if timing:
-			p99 = m.get('hotplug', {}).get('p99', float('inf'))
+			p99 = m.lateness.get('hotplug', {}).get('p99', float('inf'))
 			checks.append(Check('hotplug-lateness', p99 <= LAT_HOTPLUG_P99_US,
 					    f'p99 lateness during the storm {p99:.0f} us, '
 					    f'bound {LAT_HOTPLUG_P99_US}'))
@@ -555,8 +556,8 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 		pass
 	elif sc.deterministic:
 		checks += deterministic_checks(res.lat.get('control', {}), res.lat.get('bc', {}))
-	elif 'control' in m and 'bc' in m:
-		checks += lateness_checks(tree, m['control'], m['bc'])
+	elif 'control' in m.lateness and 'bc' in m.lateness:
+		checks += lateness_checks(tree, m.lateness['control'], m.lateness['bc'])
 	else:
 		checks.append(Check('lateness', False, 'no lateness results'))
 	return checks, m
@@ -567,14 +568,14 @@ def refusals(res):
 	return {c: n for (c, r), n in (res.busy or {}).items() if r == EBUSY}
 
 
-def _deep_checks(sc, m, res):
+def _deep_checks(sc, counts, res):
 	"""Deep entries per CPU; on arm64 also the refusals: a CPU holding the
 	hrtimer broadcast is refused while others sleep, and periodic mode
 	refuses every entry."""
 	busy = refusals(res)
 	nbusy = sum(busy.values())
-	deep = deep_counts(sc, m)
-	checks = _shallow_check(sc, m)
+	deep = deep_counts(sc, counts)
+	checks = _shallow_check(sc, counts)
 	if sc.refused:
 		entered = {c: n for c, n in deep.items() if n}
 		return checks + [
@@ -594,33 +595,33 @@ def _deep_checks(sc, m, res):
 	return checks
 
 
-def deep_counts(sc, m):
+def deep_counts(sc, counts):
 	"""{cpu: entries into the timer-stopping state}: the scenario's
 	deep_state (the kernel's own drivers), else every state but 0."""
 	if sc.deep_state:
-		return dict(m.get('states', {}).get(sc.deep_state, {}))
-	return m['deep']
+		return dict(counts.states.get(sc.deep_state, {}))
+	return counts.deep
 
 
-def _shallow_check(sc, m):
+def _shallow_check(sc, counts):
 	"""The kernel's own drivers: the governor also chose the shallow state
 	(its residency keeps it for the shorter sleeps)."""
 	if not sc.shallow_state:
 		return []
-	per_cpu = m.get('states', {}).get(sc.shallow_state, {})
+	per_cpu = counts.states.get(sc.shallow_state, {})
 	n = sum(per_cpu.values())
 	return [Check('shallow', n >= MIN_SHALLOW,
 		      f'{n} entries into {sc.shallow_state} {per_cpu}, want >= {MIN_SHALLOW}')]
 
 
-def _interrupt_check(sc, m):
+def _interrupt_check(sc, counts):
 	"""Broadcast interrupts: x86 counts IRQ0 (HPET/PIT), arm64 the timer
 	broadcast IPIs (the hrtimer fires on its owner's own timer)."""
-	key, what = ('bcipi', 'timer broadcast IPIs') if sc.arch == 'arm64' else (
-		'irq0', 'broadcast interrupts')
+	key, what, n = (('bcipi', 'timer broadcast IPIs', counts.bcipi) if sc.arch == 'arm64'
+			else ('irq0', 'broadcast interrupts', counts.irq0))
 	if sc.broadcast:
-		return Check(key, m[key] >= MIN_IRQ0, f'{m[key]} {what}, want >= {MIN_IRQ0}')
-	return Check(key, m[key] == 0, f'{m[key]} {what}, want none')
+		return Check(key, n >= MIN_IRQ0, f'{n} {what}, want >= {MIN_IRQ0}')
+	return Check(key, n == 0, f'{n} {what}, want none')
 
 
 def retryable(checks, status):
@@ -651,21 +652,24 @@ def retryable(checks, status):
 def report(tree, sc, status, console, data, secs, timing=True):
 	"""Human-readable report of one boot."""
 	checks, m = verdict(sc, status, console, data, timing, tree)
+	counts = m.counts
 	lines = [f'kernel: {tree} ({guestdata.kernel_release(console) or "?"}), '
 		 f'guest {status} in {secs:.0f} s',
-		 f'broadcast device: {m.get("bcdev", "?")}, cpuidle driver: {m.get("driver", "?")}']
-	if 'deep' in m:
+		 f'broadcast device: {counts.bcdev if counts is not None else "?"}, '
+		 f'cpuidle driver: {counts.driver if counts is not None else "?"}']
+	if counts is not None:
 		lines.append('deep-idle entries per CPU (broadcast run): ' +
-			     ', '.join(f'cpu{c} {n}' for c, n in sorted(deep_counts(sc, m).items())))
+			     ', '.join(f'cpu{c} {n}'
+				       for c, n in sorted(deep_counts(sc, counts).items())))
 		lines.append('entries per state, all CPUs (broadcast run): ' +
-			     ', '.join(f'{s} {sum(v.values())}' for s, v in m.get('states', {}).items()))
-		lines.append(f'broadcast interrupts (IRQ0): {m["irq0"]}, '
-			     f'local timer + broadcast IPIs (LOC): {m["loc"]}, '
-			     f'timer broadcast IPIs: {m["bcipi"]}')
+			     ', '.join(f'{s} {sum(v.values())}' for s, v in counts.states.items()))
+		lines.append(f'broadcast interrupts (IRQ0): {counts.irq0}, '
+			     f'local timer + broadcast IPIs (LOC): {counts.loc}, '
+			     f'timer broadcast IPIs: {counts.bcipi}')
 	for run, label in (('control', 'local timers only'), ('bc', 'deep state, broadcast'),
 			   ('hotplug', 'during CPU hotplug')):
-		if run in m:
-			x = m[run]
+		if run in m.lateness:
+			x = m.lateness[run]
 			lines.append(f'timer lateness, {label:22}: p50 {x["p50"]:7.0f} us  '
 				     f'p90 {x["p90"]:7.0f} us  p99 {x["p99"]:7.0f} us  '
 				     f'max {x["max"]:7.0f} us  (n={x["n"]:.0f})')
@@ -691,15 +695,16 @@ CMP_SLACK_US = 10000
 
 
 def compare(name, ours, base):
-	"""A test row: ours is no worse than the base (metrics of one boot each)."""
+	"""A test row: ours is no worse than the base (metrics of one boot each;
+	None: the boot did not run)."""
 	sc = SCENARIOS.get(name)
 	if sc is not None and not sc.broadcast:
 		return Row(f'compare/{name}', Status.SKIP,
 			   'no broadcast here: both kernels run the same code')
-	if 'bc' not in ours or 'bc' not in base:
+	if ours is None or base is None or 'bc' not in ours.lateness or 'bc' not in base.lateness:
 		# The scenario rows of the same runs already fail.
 		return Row(f'compare/{name}', Status.SKIP, 'a run has no lateness results')
-	o, b = ours['bc']['p50'], base['bc']['p50']
+	o, b = ours.lateness['bc']['p50'], base.lateness['bc']['p50']
 	bound = CMP_FACTOR * b + CMP_SLACK_US
 	return Row(f'compare/{name}', Status.of(o <= bound),
 		   f'p50 ours {o:.0f} us, base {b:.0f} us, bound {bound:.0f} us')

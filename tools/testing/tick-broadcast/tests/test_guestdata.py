@@ -43,9 +43,10 @@ class Parse(unittest.TestCase):
 		self.assertIn('LOC', irq)
 		# the ERR/MIS rows have one column only
 		self.assertIn('ERR', irq)
-		m = guestdata.metrics(self.res)
-		self.assertGreater(m['irq0'], 50)
-		self.assertGreater(m['loc'], m['irq0'])
+		m = guestdata.metrics(self.res).counts
+		assert m is not None
+		self.assertGreater(m.irq0, 50)
+		self.assertGreater(m.loc, m.irq0)
 
 	def test_deep_entries_and_residency(self):
 		s = self.res.snaps
@@ -91,7 +92,7 @@ class Parse(unittest.TestCase):
 		res = guestdata.parse(cut)
 		self.assertFalse(res.end)
 		self.assertNotIn('end', res.snaps)
-		self.assertNotIn('deep', guestdata.metrics(res))
+		self.assertIsNone(guestdata.metrics(res).counts)
 
 	def test_garbage_is_ignored(self):
 		res = guestdata.parse('@@snap x\nnoise\n@@lat bc n=3\n@@snap y begin\n@@idle cpu=0 '

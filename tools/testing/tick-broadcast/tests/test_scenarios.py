@@ -6,6 +6,7 @@ import re
 import unittest
 
 import scenarios
+from guestdata import Metrics
 from results import Status
 from tests import fixtures
 
@@ -135,22 +136,25 @@ class Verdicts(unittest.TestCase):
 		self.assertIn('deep', failed(checks))
 
 	def test_arm64_counts_broadcast_ipis(self):
-		_, m = judge('ours-arm64-halt', 'arm64-halt', 'ours')
-		self.assertGreaterEqual(m['bcipi'], scenarios.MIN_IRQ0)
-		self.assertEqual(m['irq0'], 0)
+		m = judge('ours-arm64-halt', 'arm64-halt', 'ours')[1].counts
+		assert m is not None
+		self.assertGreaterEqual(m.bcipi, scenarios.MIN_IRQ0)
+		self.assertEqual(m.irq0, 0)
 
 	def test_psci_counts_the_deep_state_by_name(self):
 		# cpu-retention (state 1) is not deep: only cpu-sleep counts
-		_, m = judge('ours-psci', 'psci', 'ours')
+		m = judge('ours-psci', 'psci', 'ours')[1].counts
+		assert m is not None
 		deep = scenarios.deep_counts(scenarios.SCENARIOS['psci'], m)
-		self.assertEqual(deep, m['states']['cpu-sleep'])
-		self.assertGreater(sum(m['deep'].values()), sum(deep.values()))
-		self.assertGreater(sum(m['states']['cpu-retention'].values()), 0)
+		self.assertEqual(deep, m.states['cpu-sleep'])
+		self.assertGreater(sum(m.deep.values()), sum(deep.values()))
+		self.assertGreater(sum(m.states['cpu-retention'].values()), 0)
 
 	def test_psci_periodic_falls_back_to_the_shallow_state(self):
-		_, m = judge('ours-psci-periodic', 'psci-periodic', 'ours')
-		self.assertEqual(sum(m['states']['cpu-sleep'].values()), 0)
-		self.assertGreater(sum(m['states']['cpu-retention'].values()), scenarios.MIN_DEEP)
+		m = judge('ours-psci-periodic', 'psci-periodic', 'ours')[1].counts
+		assert m is not None
+		self.assertEqual(sum(m.states['cpu-sleep'].values()), 0)
+		self.assertGreater(sum(m.states['cpu-retention'].values()), scenarios.MIN_DEEP)
 		# the oneshot boot judged as periodic: cpu-sleep was entered (its
 		# hrtimer owner's refusals alone pass "refused")
 		checks, _ = judge('ours-psci', 'psci-periodic', 'ours')
@@ -236,22 +240,24 @@ class Starvation(unittest.TestCase):
 
 class Compare(unittest.TestCase):
 	def test_compare(self):
-		o = {'bc': {'p50': 900.0, 'p99': 90000.0}}
-		b = {'bc': {'p50': 30000.0, 'p99': 9000.0}}
+		o = Metrics(lateness={'bc': {'p50': 900.0, 'p99': 90000.0}})
+		b = Metrics(lateness={'bc': {'p50': 30000.0, 'p99': 9000.0}})
 		self.assertEqual(scenarios.compare('hpet-halt', o, b).status, Status.PASS)
 		self.assertEqual(scenarios.compare('hpet-halt', b, o).status, Status.FAIL)
-		self.assertEqual(scenarios.compare('hpet-halt', {}, b).status, Status.SKIP)
+		self.assertEqual(scenarios.compare('hpet-halt', Metrics(), b).status, Status.SKIP)
+		# a boot that did not run (its build failed)
+		self.assertEqual(scenarios.compare('hpet-halt', o, None).status, Status.SKIP)
 
 	def test_a_starved_boot_moves_the_tail_not_the_median(self):
 		"""arat-irqoff of a fresh .ci/run at host load 5: a starved boot
 		of ours; p99 5x the base's, p50 1.6x."""
-		o = {'bc': {'p50': 4560.0, 'p99': 112265.0}}
-		b = {'bc': {'p50': 2768.0, 'p99': 21810.0}}
+		o = Metrics(lateness={'bc': {'p50': 4560.0, 'p99': 112265.0}})
+		b = Metrics(lateness={'bc': {'p50': 2768.0, 'p99': 21810.0}})
 		self.assertEqual(scenarios.compare('hpet-irqoff', o, b).status, Status.PASS)
 
 	def test_no_broadcast_no_comparison(self):
-		o = {'bc': {'p50': 90000.0, 'p99': 90000.0}}
-		b = {'bc': {'p50': 900.0, 'p99': 900.0}}
+		o = Metrics(lateness={'bc': {'p50': 90000.0, 'p99': 90000.0}})
+		b = Metrics(lateness={'bc': {'p50': 900.0, 'p99': 900.0}})
 		self.assertEqual(scenarios.compare('arat-irqoff', o, b).status, Status.SKIP)
 		self.assertEqual(scenarios.compare('hpet-irqoff', o, b).status, Status.FAIL)
 
