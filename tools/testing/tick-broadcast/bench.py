@@ -219,12 +219,12 @@ def boot(tree, label, plan, outroot, cmdline=(), cpu=None, smp=4, seed=1,
 	extra_qemu: more QEMU arguments (ICOUNT)."""
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
-	opts = firmware.boot_options(fw, smp, timer_stops) if fw else {}
-	if extra_qemu:
-		opts['qemu'] = list(opts.get('qemu', ())) + list(extra_qemu)
-	b = qemu.boot(qemu.Boot(workspace.kernel_image(tree, variant, arch), plan, out, cmdline,
-				cpu, smp, timeout=300, seed=seed, what=f'bench {label}', arch=arch,
-				timer_stops=timer_stops, **opts))
+	opts = firmware.boot_options(fw, smp, timer_stops) if fw else firmware.BootOptions()
+	b = qemu.boot(qemu.Boot(kernel=workspace.kernel_image(tree, variant, arch), plan=plan,
+				outdir=out, cmdline=cmdline, cpu=cpu, smp=smp,
+				qemu=opts.qemu + list(extra_qemu), timeout=300, seed=seed,
+				what=f'bench {label}', arch=arch, timer_stops=timer_stops,
+				dtb=opts.dtb))
 	m = boot_metrics(b.status, b.console, b.data)
 	m['raw'] = {n: guestdata.raw(b.data, n) for n in ('control', 'bc')}
 	m['secs'] = b.secs
@@ -237,8 +237,9 @@ def trace_boot(tree, label, outroot, seed):
 	"""One traced hpet-halt boot: hop summaries of the control and broadcast runs."""
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
-	b = qemu.boot(qemu.Boot(workspace.kernel_image(tree), TRACE_PLAN, out, HALT, 'qemu64',
-				timeout=300, seed=seed, what=f'bench {label}'))
+	b = qemu.boot(qemu.Boot(kernel=workspace.kernel_image(tree), plan=TRACE_PLAN, outdir=out,
+				cmdline=HALT, cpu='qemu64', timeout=300, seed=seed,
+				what=f'bench {label}'))
 	m = {'status': b.status, 'secs': b.secs}
 	for name in ('control', 'bc'):
 		m[name] = hops.summary(hops.sleeps(guestdata.trace(b.data, name)))
@@ -252,8 +253,9 @@ def coalesce_boot(tree, w_us, label, outroot, seed, arch=workspace.ARCH):
 	cmdline = HALT + [COALESCE_EVENTS]
 	if tree == 'ours':
 		cmdline.append(f'tick_broadcast_coalesce_us={w_us}')
-	b = qemu.boot(qemu.Boot(workspace.kernel_image(tree, arch=arch), COALESCE_PLAN, out,
-				cmdline, timeout=300, seed=seed, what=f'bench {label}', arch=arch))
+	b = qemu.boot(qemu.Boot(kernel=workspace.kernel_image(tree, arch=arch), plan=COALESCE_PLAN,
+				outdir=out, cmdline=cmdline, timeout=300, seed=seed,
+				what=f'bench {label}', arch=arch))
 	data, secs = b.data, b.secs
 	m = boot_metrics(b.status, b.console, data)
 	m['secs'] = secs
@@ -358,8 +360,9 @@ def storm_boot(tree, smp, seed, outroot):
 	label = f'storm-{tree}-smp{smp}-{seed}'
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
-	b = qemu.boot(qemu.Boot(workspace.kernel_image(tree), STORM_PLAN, out, HALT, smp=smp,
-				qemu=list(ICOUNT), timeout=600, seed=seed, what=f'bench {label}'))
+	b = qemu.boot(qemu.Boot(kernel=workspace.kernel_image(tree), plan=STORM_PLAN, outdir=out,
+				cmdline=HALT, smp=smp, qemu=list(ICOUNT), timeout=600, seed=seed,
+				what=f'bench {label}'))
 	lat = guestdata.parse(b.data).lat
 	m = {'status': b.status, 'secs': b.secs}
 	for run, n in re.findall(r'^@@storm (\S+) missed=(\d+)', b.data, re.M):

@@ -40,14 +40,16 @@ drivers real machines use take their idle states from it:
                  sub-states and the kernel drops the state.
 
 boot_options(name, ...) is what a scenario or bench workload with
-firmware=name adds to its qemu.Boot. Everything generated is cached in
-$TB_CACHE/firmware/ and rebuilt when this file changes.
+firmware=name adds to its qemu.Boot: BootOptions. Everything generated
+is cached in $TB_CACHE/firmware/ and rebuilt when this file changes.
 """
 
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import List, Optional
 
 import qemu
 import workspace
@@ -258,11 +260,20 @@ FIRMWARE = {
 }
 
 
+@dataclass
+class BootOptions:
+	"""What firmware adds to a qemu.Boot: its device tree (arm64), or
+	more QEMU arguments (x86_64: the SSDT)."""
+	dtb: Optional[Path] = None
+	qemu: List[str] = field(default_factory=list)
+
+
 def boot_options(name, smp=4, timer_stops=True, cpu=None):
-	"""{qemu.Boot field: value} that boots with firmware name."""
+	"""The BootOptions that boot with firmware name."""
 	if name not in FIRMWARE:
 		raise ValueError(f'unknown firmware {name!r} (want one of {", ".join(FIRMWARE)})')
 	if FIRMWARE[name][0] == 'arm64':
 		layout = 'osi' if name == 'psci-osi' else 'flat'
-		return {'dtb': psci_dtb(smp, layout, timer_stops, cpu or ARCHES['arm64'].cpu)}
-	return {'qemu': ['-acpitable', f'file={acpi_ssdt(smp, name.split("-", 1)[1])}']}
+		return BootOptions(dtb=psci_dtb(smp, layout, timer_stops,
+						cpu or ARCHES['arm64'].cpu))
+	return BootOptions(qemu=['-acpitable', f'file={acpi_ssdt(smp, name.split("-", 1)[1])}'])

@@ -37,7 +37,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Dict, Optional, Sequence
 
 import guestdata
 import workspace
@@ -154,9 +154,10 @@ def kunit_arm64_args(smp=4):
 	return ['-dtb', str(arm64_dtb(smp, KUNIT_ARM64_CPU, KUNIT_MEMORY))]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Boot:
 	"""What one guest boot is: the kernel, the guest's plan and the machine.
+	Built by keyword.
 
 	kernel		the image to boot
 	plan		the guest's steps (guest/init), passed as tb.plan=
@@ -187,7 +188,7 @@ class Boot:
 	what: Optional[str] = None
 	arch: str = workspace.ARCH
 	timer_stops: bool = True
-	files: Optional[dict] = None
+	files: Optional[Dict[str, Path]] = None
 	dtb: Optional[Path] = None
 
 	def append(self):

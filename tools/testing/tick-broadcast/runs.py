@@ -21,10 +21,11 @@ from results import Row, Status, expect_failure
 def boot_scenario(kernel, sc, out, seed=1, what=None):
 	"""Boot scenario sc once; return a qemu.Booted."""
 	shutil.rmtree(out, ignore_errors=True)
-	opts = firmware.boot_options(sc.firmware, sc.smp) if sc.firmware else {}
-	b = qemu.Boot(kernel, sc.plan, out, sc.cmdline, sc.cpu, sc.smp,
-		      list(sc.qemu) + opts.pop('qemu', []), sc.timeout, seed, what, sc.arch,
-		      **opts)
+	fw = (firmware.boot_options(sc.firmware, sc.smp) if sc.firmware
+	      else firmware.BootOptions())
+	b = qemu.Boot(kernel=kernel, plan=sc.plan, outdir=out, cmdline=sc.cmdline, cpu=sc.cpu,
+		      smp=sc.smp, qemu=list(sc.qemu) + fw.qemu, timeout=sc.timeout, seed=seed,
+		      what=what, arch=sc.arch, dtb=fw.dtb)
 	return qemu.boot(b)
 
 

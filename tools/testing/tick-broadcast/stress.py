@@ -233,8 +233,9 @@ def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 	except Failed as e:
 		return Row(row, Status.FAIL, str(e), out, {})
 	kernel = workspace.kernel_image(tree, variant)
-	b = qemu.boot(qemu.Boot(kernel, sc.plan, out, sc.cmdline, timeout=sc.timeout,
-				seed=seed, what=row, arch=sc.arch, files=files))
+	b = qemu.boot(qemu.Boot(kernel=kernel, plan=sc.plan, outdir=out, cmdline=sc.cmdline,
+				timeout=sc.timeout, seed=seed, what=row, arch=sc.arch,
+				files=files))
 	status, con, data, secs = b.status, b.console, b.data, b.secs
 	checks, s = verdict(sc, status, con, data, timing=not variant, variant=variant,
 			   tree=tree)
