@@ -20,22 +20,31 @@ It imports only guestdata (the percentile rule); it turns events into figures.
 """
 
 import statistics
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, TypedDict
 
-from guestdata import percentile
+from guestdata import Event, percentile
 
 KTIME_MAX = 2**63 - 1
 
 
-def _mask(text):
+def _mask(text: str) -> List[int]:
 	"""Bits of a trace bitmask ("3", "0,00000003") as a list of CPUs."""
 	v = int(text.replace(',', '') or '0', 16)
 	return [c for c in range(v.bit_length()) if v >> c & 1]
 
 
-def expiries(events):
+class Expiry(TypedDict):
+	"""One tick_bc_expire: its time, the CPU that handled it, and the CPUs
+	it woke with their wakeup times (None: no enter of theirs seen)."""
+	now: int
+	cpu: int
+	woken: List[Tuple[int, Optional[int]]]
+
+
+def expiries(events: Iterable[Event]) -> List[Expiry]:
 	"""[{'now', 'cpu' (handler), 'woken': [(cpu, wakeup time or None)]}]."""
-	last = {}
-	out = []
+	last: Dict[int, int] = {}
+	out: List[Expiry] = []
 	for cpu, _, ev, kv in events:
 		if ev == 'tick_bc_enter' and kv.get('result') == 'queued':
 			last[int(kv['cpu'])] = int(kv['expires'])
@@ -45,15 +54,16 @@ def expiries(events):
 	return out
 
 
-def bc_handler_runs(events):
+def bc_handler_runs(events: Iterable[Event]) -> int:
 	"""Firings of the hrtimer broadcast device (its bc_handler expiries)."""
 	return sum(1 for _, _, ev, kv in events
 		   if ev == 'hrtimer_expire_entry' and kv.get('function') == 'bc_handler')
 
 
-def greedy_stabs(times, window):
+def greedy_stabs(times: Iterable[int], window: float) -> int:
 	"""Fewest points p such that every t has one in [t - window, t]."""
-	stabs, point = 0, None
+	stabs = 0
+	point: Optional[int] = None
 	for t in sorted(times):
 		if point is not None and t <= point + window:
 			continue
@@ -61,7 +71,8 @@ def greedy_stabs(times, window):
 	return stabs
 
 
-def summary(exps, window_ns):
+def summary(exps: Sequence[Expiry],
+	    window_ns: float) -> Optional[Dict[str, Optional[float]]]:
 	"""Figures of one traced run: counts, IPIs, early wakes (us), optimum."""
 	if not exps:
 		return None
@@ -72,14 +83,16 @@ def summary(exps, window_ns):
 		  if t is not None and t != KTIME_MAX]
 	early = [(t - now) / 1000 for now, t in served if t > now]
 	opt = greedy_stabs([t for _, t in served], window_ns)
-	res = {'secs': secs, 'expiries': len(exps), 'waking': len(waking),
-	       'ipis': ipis, 'served': len(served), 'early': len(early),
-	       'early_p50': percentile(early, 50), 'early_p90': percentile(early, 90),
-	       'early_max': max(early) if early else None,
-	       'early_mean': statistics.mean(early) if early else None,
-	       'optimum': opt, 'over_optimum': len(waking) / opt if opt else None,
-	       'too_early': sum(1 for v in early if v * 1000 > window_ns)}
+	res: Dict[str, Optional[float]] = {
+		'secs': secs, 'expiries': len(exps), 'waking': len(waking),
+		'ipis': ipis, 'served': len(served), 'early': len(early),
+		'early_p50': percentile(early, 50), 'early_p90': percentile(early, 90),
+		'early_max': max(early) if early else None,
+		'early_mean': statistics.mean(early) if early else None,
+		'optimum': opt, 'over_optimum': len(waking) / opt if opt else None,
+		'too_early': sum(1 for v in early if v * 1000 > window_ns)}
 	if secs > 0:
-		for k in ('expiries', 'waking', 'ipis', 'early'):
-			res[f'{k}_per_s'] = res[k] / secs
+		for k, n in (('expiries', len(exps)), ('waking', len(waking)), ('ipis', ipis),
+			     ('early', len(early))):
+			res[f'{k}_per_s'] = n / secs
 	return res

@@ -37,7 +37,8 @@ This module imports nothing of the testbed; it turns text into data.
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import (Collection, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple,
+		    TypedDict)
 
 HB_PERIOD = 2		# seconds between two heartbeats of guest/init
 # arm64's wake IPI row in /proc/interrupts (x86 counts them in LOC)
@@ -107,15 +108,15 @@ class Report:
 	handover_errors: List[str] = field(default_factory=list)
 
 
-def _kv(fields):
+def _kv(fields: Iterable[str]) -> Dict[str, str]:
 	return dict(x.split('=', 1) for x in fields if '=' in x)
 
 
-def parse(data):
+def parse(data: str) -> Report:
 	"""Data channel -> Report."""
 	res = Report()
-	snap = None
-	cur_file = None
+	snap: Optional[Snapshot] = None
+	cur_file: Optional[str] = None
 	for line in data.splitlines():
 		if line.startswith('@@snap '):
 			f = line.split()
@@ -203,7 +204,7 @@ def parse(data):
 	return res
 
 
-def interrupts(snap):
+def interrupts(snap: Snapshot) -> Dict[str, int]:
 	"""/proc/interrupts of a snapshot -> {row: total over CPUs}; a row is
 	named by its number ("0", "LOC", "IPI4") and, where it has one, by its
 	description too ("Timer broadcast interrupts")."""
@@ -211,7 +212,7 @@ def interrupts(snap):
 	if not lines:
 		return {}
 	ncpu = len(lines[0].split())
-	out = {}
+	out: Dict[str, int] = {}
 	for line in lines[1:]:
 		if ':' not in line:
 			continue
@@ -228,27 +229,27 @@ def interrupts(snap):
 	return out
 
 
-def deep_entries(a, b):
+def deep_entries(a: Snapshot, b: Snapshot) -> Dict[int, int]:
 	"""{cpu: entries into states >= 1 between snapshots a and b}."""
-	out = {}
+	out: Dict[int, int] = {}
 	for (cpu, state), usage in b.idle.items():
 		if state >= 1:
 			out[cpu] = out.get(cpu, 0) + usage - a.idle.get((cpu, state), 0)
 	return out
 
 
-def state_entries(a, b):
+def state_entries(a: Snapshot, b: Snapshot) -> Dict[str, Dict[int, int]]:
 	"""{state name: {cpu: entries between snapshots a and b}}, every state
 	(the kernel's own drivers have several: WFI, cpu-retention, cpu-sleep;
 	POLL, C1, C2)."""
-	out = {}
+	out: Dict[str, Dict[int, int]] = {}
 	for key, usage in b.idle.items():
 		name = b.idle_name.get(key) or f'state{key[1]}'
 		out.setdefault(name, {})[key[0]] = usage - a.idle.get(key, 0)
 	return out
 
 
-def deep_residency_pct(a, b):
+def deep_residency_pct(a: Snapshot, b: Snapshot) -> Optional[float]:
 	"""Share of time (%) the CPUs spent in states >= 1 between a and b."""
 	secs = b.uptime - a.uptime
 	if secs <= 0:
@@ -262,10 +263,10 @@ def deep_residency_pct(a, b):
 STATS = '/sys/kernel/debug/tick_broadcast/stats'
 
 
-def stats_delta(a, b):
+def stats_delta(a: Snapshot, b: Snapshot) -> Dict[str, int]:
 	"""Sum over CPUs of the debugfs tick_broadcast/stats counters, b - a."""
-	def tot(snap):
-		t = {}
+	def tot(snap: Snapshot) -> Dict[str, int]:
+		t: Dict[str, int] = {}
 		for line in snap.files.get(STATS, []):
 			for kv in line.split()[1:]:
 				if '=' not in kv:
@@ -310,7 +311,7 @@ class Metrics:
 	lateness: Dict[str, Stats] = field(default_factory=dict)
 
 
-def metrics(res):
+def metrics(res: Report) -> Metrics:
 	"""The figures the verdicts use, from parse(): Metrics."""
 	s = res.snaps
 	m = Metrics()
@@ -331,9 +332,9 @@ def metrics(res):
 	return m
 
 
-def raw(data, name):
+def raw(data: str, name: str) -> List[float]:
 	"""All raw lateness samples (us) of tbprobe run name, over all CPUs."""
-	out = []
+	out: List[float] = []
 	for line in data.splitlines():
 		if line.startswith(f'@@raw {name} '):
 			f = line.split()
@@ -342,7 +343,7 @@ def raw(data, name):
 	return out
 
 
-def percentile(samples, p):
+def percentile(samples: Sequence[float], p: float) -> Optional[float]:
 	"""p-th percentile (0-100) of samples, nearest rank, as tbprobe does."""
 	if not samples:
 		return None
@@ -350,7 +351,7 @@ def percentile(samples, p):
 	return s[min(len(s) - 1, int(len(s) * p / 100))]
 
 
-def late_fraction(samples, limit_us):
+def late_fraction(samples: Sequence[float], limit_us: float) -> Optional[float]:
 	"""Share of samples later than limit_us."""
 	if not samples:
 		return None
@@ -362,15 +363,17 @@ def late_fraction(samples, limit_us):
 PROF_LINE = re.compile(r'^\s*(\S+)\s+(\d+)\s+([\d.]+) us\s+([\d.]+) us')
 
 
-def prof(data, funcs):
+def prof(data: str, funcs: Collection[str]) -> Dict[str, Tuple[int, float]]:
 	"""Function profiler tables -> {function: (hits, total us)} over all CPUs.
 
 	trace_stat cuts function names to 30 characters: funcs maps them back.
 	"""
-	out = {}
+	out: Dict[str, Tuple[int, float]] = {}
 	for line in data.splitlines():
 		m = PROF_LINE.match(line)
-		fn = next((f for f in funcs if f[:30] == m.group(1)), None) if m else None
+		if not m:
+			continue
+		fn = next((f for f in funcs if f[:30] == m.group(1)), None)
 		if fn:
 			h, t = out.get(fn, (0, 0.0))
 			out[fn] = (h + int(m.group(2)), t + float(m.group(3)))
@@ -382,8 +385,16 @@ def prof(data, funcs):
 TRACE_LINE = re.compile(r'^\s*.+?\s+\[(\d+)\]\s+\S+\s+(\d+)\.(\d+): (\w+): (.*)$')
 
 
-def trace(data, name=None):
-	"""Trace text between @@trace NAME begin/end -> [(cpu, ns, event, fields)]."""
+class Event(NamedTuple):
+	"""One trace event: the CPU, the time (ns), the event, its fields."""
+	cpu: int
+	ns: int
+	event: str
+	fields: Dict[str, str]
+
+
+def trace(data: str, name: Optional[str] = None) -> List[Event]:
+	"""Trace text between @@trace NAME begin/end -> [Event (cpu, ns, event, fields)]."""
 	out = []
 	inside = False
 	for line in data.splitlines():
@@ -398,33 +409,40 @@ def trace(data, name=None):
 			continue
 		cpu, sec, frac, ev, rest = m.groups()
 		ns = int(sec) * 10**9 + int(frac.ljust(9, '0')[:9])
-		out.append((int(cpu), ns, ev, _kv(rest.split())))
+		out.append(Event(int(cpu), ns, ev, _kv(rest.split())))
 	return out
 
 
 # ---------------------------------------------------------------- console
 
-def heartbeats(console):
+def heartbeats(console: str) -> List[float]:
 	"""Guest uptimes of the heartbeat lines on the console."""
 	return [float(x) for x in HB_LINE.findall(console)]
 
 
-def strip_heartbeats(console):
+def strip_heartbeats(console: str) -> str:
 	return HB_LINE.sub('', console)
 
 
-def kernel_release(console):
+def kernel_release(console: str) -> Optional[str]:
 	m = re.search(r'Linux version (\S+)', console)
 	return m.group(1) if m else None
 
 
-def kbench(console):
+class KBench(TypedDict, total=False):
+	"""The KUnit bench lines of a console (kbench()), those that came."""
+	kbench_parts: Dict[str, int]
+	kbench_pair_ns: int
+	core_bench: List[Tuple[int, int, int]]
+
+
+def kbench(console: str) -> KBench:
 	"""KUnit bench lines on the console: {'kbench_pair_ns', 'kbench_parts', 'core_bench'}.
 
 	kbench_parts: the bench_parts line, {part: ns per operation}, parts in
 	the order the kernel printed them.
 	"""
-	m = {}
+	m: KBench = {}
 	p = re.search(r'bench_parts: tick_broadcast_parts cpu=\d+ batches=\d+((?: \w+=\d+)+)',
 		      console)
 	if p:

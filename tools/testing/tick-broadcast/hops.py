@@ -22,11 +22,14 @@ Input: the events of guestdata.trace(); this module only analyses them.
 """
 
 import statistics
+from typing import Dict, List, Optional, Sequence
+
+from guestdata import Event
 
 HOPS = ('irq0', 'vector', 'expiry')
 
 
-def _first_after(times, t):
+def _first_after(times: Sequence[int], t: int) -> Optional[int]:
 	"""First value of sorted list times that is >= t, or None."""
 	lo, hi = 0, len(times)
 	while lo < hi:
@@ -38,12 +41,12 @@ def _first_after(times, t):
 	return times[lo] if lo < len(times) else None
 
 
-def sleeps(events):
+def sleeps(events: Sequence[Event]) -> List[Dict[str, int]]:
 	"""Every hrtimer_wakeup sleep of guestdata.trace() events as a dict:
 	cpu, late (ns) and hop times (ns)."""
-	expires = {}
+	expires: Dict[int, int] = {}
 	irq0 = sorted(ns for _, ns, ev, _ in events if ev == 'irq_handler_entry')
-	vector = {}
+	vector: Dict[int, List[int]] = {}
 	for cpu, ns, ev, _ in events:
 		if ev == 'local_timer_entry':
 			vector.setdefault(cpu, []).append(ns)
@@ -71,14 +74,16 @@ def sleeps(events):
 	return out
 
 
-def summary(samples, tail=0.05):
+def summary(samples: Sequence[Dict[str, int]],
+	    tail: float = 0.05) -> Optional[Dict[str, Optional[float]]]:
 	"""Median of each hop over all sleeps and over the latest `tail` share."""
 	if not samples:
 		return None
 	srt = sorted(samples, key=lambda s: s['late'])
 	top = srt[int(len(srt) * (1 - tail)):]
-	res = {'n': len(srt), 'ntail': len(top),
-	       'p99_late': srt[min(len(srt) - 1, int(len(srt) * 0.99))]['late']}
+	res: Dict[str, Optional[float]] = {
+		'n': len(srt), 'ntail': len(top),
+		'p99_late': srt[min(len(srt) - 1, int(len(srt) * 0.99))]['late']}
 	for name, group in (('all', srt), ('tail', top)):
 		res[f'{name}_late'] = statistics.median(s['late'] for s in group)
 		for h in HOPS:

@@ -6,6 +6,7 @@ workspace) use it as well as the builds, the KUnit runs and make mutate.
 """
 
 import sys
+from typing import List, Sequence
 
 from arches import ARCHES
 
@@ -17,13 +18,13 @@ UML_ARGS = ['--kunitconfig=kernel/time/tests',
 	    '--make_options', 'CC=ccache gcc', '--make_options', 'HOSTCC=ccache gcc']
 
 
-def kunit_py(sub, *args):
+def kunit_py(sub: str, *args: str) -> List[str]:
 	"""kunit.py's command line for subcommand sub (config, build, run,
 	exec) with args, to run in a kernel tree."""
 	return [sys.executable, KUNIT_PY, sub] + list(args)
 
 
-def boot_args(arch, qemu_args=(), timeout=KUNIT_TIMEOUT):
+def boot_args(arch: str, qemu_args: Sequence[str] = (), timeout: int = KUNIT_TIMEOUT) -> List[str]:
 	"""kunit.py's arguments for booting the suites under QEMU, the same
 	for every run: 4 CPUs and qemu_args, the timeout, arch's kernel
 	arguments (arches.py)."""

@@ -10,6 +10,8 @@ and its output goes to a log file whose path is printed.
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import Any, Callable, Dict, NoReturn, Optional, Sequence, Tuple
 
 HEARTBEAT = 30		# seconds between two progress lines of one step
 
@@ -18,16 +20,16 @@ class Failed(Exception):
 	"""A step failed; the message says which and where its log is."""
 
 
-def log(msg):
+def log(msg: str) -> None:
 	print(f'tb: {msg}', flush=True)
 
 
-def die(msg):
+def die(msg: str) -> NoReturn:
 	print(f'tb: error: {msg}', file=sys.stderr, flush=True)
 	sys.exit(1)
 
 
-def run(cmd, **kw):
+def run(cmd: Sequence[str], **kw: Any) -> 'subprocess.CompletedProcess[Any]':
 	"""Run a short command, die with its name on failure."""
 	r = subprocess.run(cmd, **kw)
 	if r.returncode:
@@ -35,12 +37,12 @@ def run(cmd, **kw):
 	return r
 
 
-def elapsed(secs):
+def elapsed(secs: float) -> str:
 	secs = int(secs)
 	return f'{secs // 60}m{secs % 60:02d}s' if secs >= 60 else f'{secs}s'
 
 
-def count_lines(path, needle):
+def count_lines(path: Path, needle: str) -> int:
 	"""How many lines of the log at path contain needle (cheap progress)."""
 	try:
 		with open(path, 'rb') as f:
@@ -49,8 +51,10 @@ def count_lines(path, needle):
 		return 0
 
 
-def run_logged(cmd, logfile, what, cwd=None, env=None, progress=None,
-	       interval=HEARTBEAT):
+def run_logged(cmd: Sequence[str], logfile: Path, what: str, cwd: Optional[Path] = None,
+	       env: Optional[Dict[str, str]] = None,
+	       progress: Optional[Callable[[Path], str]] = None,
+	       interval: float = HEARTBEAT) -> Tuple[int, float]:
 	"""Run cmd with stdout and stderr to logfile, printing a heartbeat.
 
 	progress(logfile) -> str, if given, adds e.g. "1234 objects compiled"
@@ -75,7 +79,7 @@ def run_logged(cmd, logfile, what, cwd=None, env=None, progress=None,
 	return rc, secs
 
 
-def tail(path, chars=6000):
+def tail(path: Path, chars: int = 6000) -> str:
 	try:
 		return path.read_text(errors='replace')[-chars:]
 	except OSError:

@@ -18,7 +18,7 @@ LIBRARIES = {
 	'arches': set(),
 	'progress': set(),
 	'guestdata': set(),
-	'hops': set(),
+	'hops': {'guestdata'},
 	'coalesce': {'guestdata'},
 	'patchset': set(),
 	'scenarios': {'guestdata', 'results', 'arches'},
