@@ -49,7 +49,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Sequence, Tuple
 
 import qemu
 import workspace
@@ -84,7 +84,7 @@ CACHE = workspace.CACHE / 'firmware'
 
 # ---------------------------------------------------------------- device tree
 
-def node_span(dts, header):
+def node_span(dts: str, header: str) -> Tuple[int, int]:
 	"""(start, end) of the node whose header line matches header (a
 	regex), end just after its closing "};"."""
 	m = re.search(header, dts, re.M)
@@ -101,7 +101,7 @@ def node_span(dts, header):
 	raise ValueError(f'unbalanced node {header!r}')
 
 
-def _insert_before_close(dts, header, text):
+def _insert_before_close(dts: str, header: str, text: str) -> str:
 	"""text added as the last children of the node matching header."""
 	_, end = node_span(dts, header)
 	close = dts.rindex('}', 0, end)
@@ -109,11 +109,12 @@ def _insert_before_close(dts, header, text):
 	return dts[:line] + text + dts[line:]
 
 
-def _label(name):
+def _label(name: str) -> str:
 	return name.upper().replace('-', '_')
 
 
-def _state_node(name, param, entry, exit_, residency, timer_stop, compatible, indent):
+def _state_node(name: str, param: int, entry: int, exit_: int, residency: int, timer_stop: bool,
+		compatible: str, indent: int) -> str:
 	t = '\t' * indent
 	props = [f'compatible = "{compatible}";', f'arm,psci-suspend-param = <{param:#x}>;',
 		 f'entry-latency-us = <{entry}>;', f'exit-latency-us = <{exit_}>;',
@@ -122,19 +123,19 @@ def _state_node(name, param, entry, exit_, residency, timer_stop, compatible, in
 		''.join(f'{t}\t{p}\n' for p in props) + f'{t}}};\n')
 
 
-def cpu_nodes(dts):
+def cpu_nodes(dts: str) -> List[int]:
 	"""The cpu@N node numbers of dts, in order."""
 	return [int(n, 16) for n in re.findall(r'^\t\tcpu@([0-9a-f]+) \{', dts, re.M)]
 
 
-def _add_cpu_props(dts, cpu, props):
+def _add_cpu_props(dts: str, cpu: int, props: Sequence[str]) -> str:
 	m = re.search(rf'^\t\tcpu@{cpu:x} \{{\n', dts, re.M)
 	if not m:
 		raise ValueError(f'no node cpu@{cpu:x}')
 	return dts[:m.end()] + ''.join(f'\t\t\t{p}\n' for p in props) + dts[m.end():]
 
 
-def add_idle_states(dts, layout='flat', always_on=False):
+def add_idle_states(dts: str, layout: str = 'flat', always_on: bool = False) -> str:
 	"""QEMU virt's device tree source with PSCI idle states for every CPU.
 
 	layout "flat": the states in /cpus/idle-states, referenced by each
@@ -176,12 +177,12 @@ def add_idle_states(dts, layout='flat', always_on=False):
 	return dts
 
 
-def _fresh(path):
+def _fresh(path: Path) -> bool:
 	return path.exists() and path.stat().st_mtime >= Path(__file__).stat().st_mtime
 
 
-def psci_dtb(smp, layout='flat', timer_stops=True, cpu=ARCHES['arm64'].cpu,
-	     memory=qemu.MEMORY):
+def psci_dtb(smp: int, layout: str = 'flat', timer_stops: bool = True,
+	     cpu: str = ARCHES['arm64'].cpu, memory: str = qemu.MEMORY) -> Path:
 	"""A device tree for -M virt with PSCI idle states (add_idle_states())."""
 	name = re.sub(r'[^\w.-]', '_', f'virt-{cpu}-smp{smp}-m{memory}-psci-{layout}'
 		      + ('' if timer_stops else '-always-on'))
@@ -202,7 +203,7 @@ def psci_dtb(smp, layout='flat', timer_stops=True, cpu=ARCHES['arm64'].cpu,
 
 # ---------------------------------------------------------------- ACPI
 
-def _register(method, port=C2_PORT, hint=MWAIT_C2_HINT):
+def _register(method: str, port: int = C2_PORT, hint: int = MWAIT_C2_HINT) -> str:
 	if method == 'ffh-halt':
 		# bit offset 0: not a native C-state beyond halt, the kernel uses HLT
 		return 'Register (FFixedHW, 0x00, 0x00, 0x0000000000000000, )'
@@ -215,7 +216,7 @@ def _register(method, port=C2_PORT, hint=MWAIT_C2_HINT):
 	raise ValueError(f'unknown _CST entry method {method!r}')
 
 
-def ssdt_asl(smp, layout='c2'):
+def ssdt_asl(smp: int, layout: str = 'c2') -> str:
 	"""ASL source of an SSDT that adds _CST to \\_SB.CPUS.C000.. (smp CPUs)."""
 	entries = CST[layout]
 	pkgs = ',\n'.join(
@@ -231,7 +232,7 @@ def ssdt_asl(smp, layout='c2'):
 	return '\n'.join(lines) + '\n'
 
 
-def acpi_ssdt(smp, layout='c2'):
+def acpi_ssdt(smp: int, layout: str = 'c2') -> Path:
 	"""The SSDT of ssdt_asl(), compiled by iasl (acpica-tools)."""
 	out = CACHE / f'ssdt-cst-{layout}-smp{smp}.aml'
 	if _fresh(out):
@@ -268,7 +269,8 @@ class BootOptions:
 	qemu: List[str] = field(default_factory=list)
 
 
-def boot_options(name, smp=4, timer_stops=True, cpu=None):
+def boot_options(name: str, smp: int = 4, timer_stops: bool = True,
+		 cpu: Optional[str] = None) -> BootOptions:
 	"""The BootOptions that boot with firmware name."""
 	if name not in FIRMWARE:
 		raise ValueError(f'unknown firmware {name!r} (want one of {", ".join(FIRMWARE)})')

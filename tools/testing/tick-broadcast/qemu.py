@@ -37,7 +37,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import guestdata
 import workspace
@@ -58,12 +58,12 @@ KEY_DELAY = 2		# s2idle: seconds of silence after the entry before the key
 KEY_REPEAT = 8		# ... and between two keys while the guest stays suspended
 
 
-def busybox(arch):
+def busybox(arch: str) -> Path:
 	"""The static busybox for arch: the host's, or Debian's package for arch."""
 	return ARCHES[arch].busybox or workspace.foreign_busybox(arch)
 
 
-def initramfs(arch=workspace.ARCH):
+def initramfs(arch: str = workspace.ARCH) -> Path:
 	"""busybox + tbprobe + guest/init as a cpio; rebuilt when an input changes."""
 	out = workspace.CACHE / f'initramfs-{arch}.cpio'
 	bb = busybox(arch)
@@ -95,7 +95,8 @@ def initramfs(arch=workspace.ARCH):
 	return out
 
 
-def initramfs_with(files, outdir, arch=workspace.ARCH):
+def initramfs_with(files: Optional[Dict[str, Path]], outdir: Path,
+		   arch: str = workspace.ARCH) -> Path:
 	"""The initramfs plus files ({guest path: host path}) as one initrd in
 	outdir: a second cpio appended (the kernel unpacks both)."""
 	base = initramfs(arch)
@@ -114,7 +115,7 @@ def initramfs_with(files, outdir, arch=workspace.ARCH):
 	return out
 
 
-def arm64_dtb(smp, cpu=ARCHES['arm64'].cpu, memory=MEMORY):
+def arm64_dtb(smp: int, cpu: str = ARCHES['arm64'].cpu, memory: str = MEMORY) -> Path:
 	"""QEMU virt's device tree for this machine, without the arch timer's
 	"always-on": Linux then flags the timer C3STOP and needs broadcast.
 
@@ -147,7 +148,7 @@ def arm64_dtb(smp, cpu=ARCHES['arm64'].cpu, memory=MEMORY):
 KUNIT_ARM64_CPU, KUNIT_MEMORY = 'max,pauth-impdef=on', '1024'
 
 
-def kunit_arm64_args(smp=4):
+def kunit_arm64_args(smp: int = 4) -> List[str]:
 	"""kunit.py --qemu_args for arm64: its machine's device tree without the
 	arch timer's "always-on", so that the suites run with the hrtimer
 	broadcast as the scenarios do."""
@@ -191,7 +192,7 @@ class Boot:
 	files: Optional[Dict[str, Path]] = None
 	dtb: Optional[Path] = None
 
-	def append(self):
+	def append(self) -> str:
 		"""The kernel command line."""
 		return ' '.join([f'console={ARCHES[self.arch].console}', 'panic=-1',
 				 'kunit.enable=0', f'tb.plan={",".join(self.plan)}',
@@ -207,7 +208,7 @@ class Booted:
 	secs: float
 
 
-def qemu_cmd(b, initrd, console, data):
+def qemu_cmd(b: Boot, initrd: Path, console: Path, data: Path) -> List[str]:
 	"""The QEMU command line of boot b."""
 	arch = ARCHES[b.arch]
 	cpu = b.cpu or arch.cpu
@@ -229,7 +230,7 @@ def qemu_cmd(b, initrd, console, data):
 		 '-device', 'isa-debug-exit,iobase=0xf4,iosize=0x04'] + list(b.qemu))
 
 
-def monitor(sock, command):
+def monitor(sock: Path, command: str) -> None:
 	"""Send one command to the QEMU human monitor at sock."""
 	try:
 		with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -249,8 +250,8 @@ class Watchdog:
 	while the boot is healthy, else the status that ends it.
 	"""
 
-	def __init__(self, t0, timeout, quiet=QUIET_LIMIT, beats=QUIET_BEATS,
-		     silent=SILENT_LIMIT):
+	def __init__(self, t0: float, timeout: float, quiet: float = QUIET_LIMIT,
+		     beats: int = QUIET_BEATS, silent: float = SILENT_LIMIT) -> None:
 		self.t0 = t0
 		self.timeout = timeout
 		self.quiet, self.beats, self.silent = quiet, beats, silent
@@ -260,7 +261,7 @@ class Watchdog:
 		self.beats_at_progress = 0
 		self.nbeats = 0
 
-	def update(self, now, console, data):
+	def update(self, now: float, console: str, data: str) -> Optional[str]:
 		nbeats = len(guestdata.heartbeats(console))
 		progress = len(data) + len(guestdata.strip_heartbeats(console))
 		total = len(data) + len(console)
@@ -285,29 +286,30 @@ class Watchdog:
 		return None
 
 
-def _read(p):
+def _read(p: Path) -> str:
 	try:
 		return p.read_text(errors='replace')
 	except OSError:
 		return ''
 
 
-def _where(data):
+def _where(data: str) -> str:
 	"""The guest's last step, from its last @@ line."""
 	lines = [ln for ln in data.splitlines() if ln.startswith('@@') and
 		 not ln.startswith('@@raw')]
 	return lines[-1][:60] if lines else 'booting'
 
 
-def watch(cmd, console, data, timeout, what='boot', done=ARCHES[workspace.ARCH].guest_done):
+def watch(cmd: Sequence[str], console: Path, data: Path, timeout: float, what: str = 'boot',
+	  done: int = ARCHES[workspace.ARCH].guest_done) -> str:
 	"""Run QEMU until it exits, stalls or stops making progress; return a status."""
 	proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
 				stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 	t0 = next_beat = time.time()
 	next_beat += HEARTBEAT
 	dog = Watchdog(t0, timeout)
-	pressed = 0
-	status = None
+	pressed = 0.0
+	status: Optional[str] = None
 	try:
 		while status is None:
 			try:
@@ -341,7 +343,7 @@ def watch(cmd, console, data, timeout, what='boot', done=ARCHES[workspace.ARCH].
 	return status
 
 
-def boot(b):
+def boot(b: Boot) -> Booted:
 	"""Boot b once (a Boot); return a Booted."""
 	outdir = b.outdir
 	outdir.mkdir(parents=True, exist_ok=True)

@@ -9,16 +9,21 @@ booted once more; the row then says so.
 
 import os
 import shutil
+from pathlib import Path
+from typing import List, Optional, Tuple
 
 import firmware
 import qemu
 import scenarios
 import workspace
+from guestdata import Metrics
 from progress import log
-from results import Row, Status, expect_failure
+from results import Check, Row, Status, expect_failure
+from scenarios import Scenario
 
 
-def boot_scenario(kernel, sc, out, seed=1, what=None):
+def boot_scenario(kernel: Path, sc: Scenario, out: Path, seed: int = 1,
+		  what: Optional[str] = None) -> qemu.Booted:
 	"""Boot scenario sc once; return a qemu.Booted."""
 	shutil.rmtree(out, ignore_errors=True)
 	fw = (firmware.boot_options(sc.firmware, sc.smp) if sc.firmware
@@ -29,7 +34,8 @@ def boot_scenario(kernel, sc, out, seed=1, what=None):
 	return qemu.boot(b)
 
 
-def judge(tree, sc, out, boot, timing):
+def judge(tree: str, sc: Scenario, out: Path, boot: qemu.Booted,
+	  timing: bool) -> Tuple[List[Check], Metrics, float]:
 	"""(checks, metrics, seconds) of a boot of sc; its report.txt goes to out."""
 	checks, m = scenarios.verdict(sc, boot.status, boot.console, boot.data, timing, tree)
 	(out / 'report.txt').write_text(
@@ -38,7 +44,8 @@ def judge(tree, sc, out, boot, timing):
 	return checks, m, boot.secs
 
 
-def run(name, tree, outroot, seed=1, variant='', retry=True):
+def run(name: str, tree: str, outroot: Path, seed: int = 1, variant: str = '',
+	retry: bool = True) -> Row[Metrics]:
 	"""Boot scenario name on tree's (already built) kernel; return its row
 	(with the output directory and the metrics)."""
 	sc = scenarios.SCENARIOS[name]
@@ -50,7 +57,8 @@ def run(name, tree, outroot, seed=1, variant='', retry=True):
 			  seed, timing=not variant, retry=retry)
 
 
-def run_kernel(kernel, name, tree, row, out, seed=1, timing=True, retry=True):
+def run_kernel(kernel: Path, name: str, tree: str, row: str, out: Path, seed: int = 1,
+	       timing: bool = True, retry: bool = True) -> Row[Metrics]:
 	"""Boot scenario name on kernel, a kernel of tree or built like it (a
 	step of the series: seriessteps.py), into out; judge it as tree's
 	(timing=False: no lateness bounds); return the row named row (with

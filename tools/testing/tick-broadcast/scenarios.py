@@ -139,10 +139,11 @@ row, which the row's detail (host load) tells apart.
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import arches
 import guestdata
+from guestdata import Counts, Metrics, Report, Stats
 from results import Check, Row, Status
 
 MIN_DEEP = 50
@@ -201,12 +202,12 @@ ARM64_HOTPLUG_PLAN = CONTROL + ['hotplug:3', f'lat:hotplug:{SAMPLES}', 'wait', '
 EBUSY = -16
 
 
-def timerstop(flavour):
+def timerstop(flavour: str) -> List[str]:
 	"""The kernel command line that turns the test driver's deep state on."""
 	return ['cpuidle_timerstop.enable=1', f'cpuidle_timerstop.flavour={flavour}']
 
 
-def keep_shallow(plan):
+def keep_shallow(plan: Sequence[str]) -> List[str]:
 	"""plan with the control keeping the driver's shallow state (state 1):
 	only the timer-stopping state 2 goes off."""
 	return [('deep:off:2' if step == 'deep:off' else step) for step in plan]
@@ -335,7 +336,7 @@ SPLAT = re.compile(r'WARNING:|BUG:|Oops|Kernel panic|Call Trace:|'
 		   r'INFO: task .* blocked|UBSAN:|KASAN:')
 
 
-def _scenarios():
+def _scenarios() -> Dict[str, Scenario]:
 	base = {
 		'hpet': Scenario(bcdev='hpet', broadcast=True,
 				 doc='HPET legacy channel as oneshot broadcast device'),
@@ -445,31 +446,31 @@ def _scenarios():
 SCENARIOS: Dict[str, Scenario] = _scenarios()
 
 
-def names(arch, variant=None):
+def names(arch: str, variant: Optional[str] = None) -> List[str]:
 	"""The scenarios of one architecture, in definition order; with variant,
 	only those booting that kernel variant ('': the test driver's kernel)."""
 	return [n for n, sc in SCENARIOS.items() if sc.arch == arch and
 		(variant is None or sc.variant == variant)]
 
 
-def variants(arch):
+def variants(arch: str) -> List[str]:
 	"""The kernel variants the scenarios of arch boot, '' first."""
 	return sorted({sc.variant for sc in SCENARIOS.values() if sc.arch == arch})
 
 
 # ---------------------------------------------------------------- verdict
 
-def lateness_bound(tree, control_p99):
+def lateness_bound(tree: str, control_p99: float) -> float:
 	"""The p99 bound (us) of a broadcast run whose control p99 was control_p99."""
 	return LAT_FACTOR.get(tree, LAT_FACTOR['ours']) * control_p99 + LAT_SLACK_US
 
 
-def median_bound(tree, control_p50):
+def median_bound(tree: str, control_p50: float) -> float:
 	"""The p50 bound (us) of a broadcast run whose control p50 was control_p50."""
 	return LAT_P50_FACTOR * control_p50 + LAT_P50_SLACK_US.get(tree, LAT_P50_SLACK_US['ours'])
 
 
-def lateness_checks(tree, c, b):
+def lateness_checks(tree: str, c: Stats, b: Stats) -> List[Check]:
 	"""The two lateness checks of a broadcast run b against its control c."""
 	bound = lateness_bound(tree, c['p99'])
 	mbound = median_bound(tree, c['p50'])
@@ -484,7 +485,7 @@ def lateness_checks(tree, c, b):
 	]
 
 
-def deterministic_checks(c, b):
+def deterministic_checks(c: Dict[str, Stats], b: Dict[str, Stats]) -> List[Check]:
 	"""The lateness checks of a deterministic boot: every CPU's broadcast
 	run b against its control c ({cpu: stats}), the worst CPU reported."""
 	cpus = sorted((k for k in b if k.isdigit()), key=int)
@@ -505,12 +506,13 @@ def deterministic_checks(c, b):
 	return checks
 
 
-def splat_lines(console):
+def splat_lines(console: str) -> List[str]:
 	"""The console's splat lines, up to the guest's power-off (POWER_DOWN)."""
 	return [ln for ln in console.split(POWER_DOWN, 1)[0].splitlines() if SPLAT.search(ln)]
 
 
-def verdict(sc, status, console, data, timing=True, tree='ours'):
+def verdict(sc: Scenario, status: str, console: str, data: str, timing: bool = True,
+	    tree: str = 'ours') -> Tuple[List[Check], Metrics]:
 	"""([Check], metrics) for one boot of scenario sc on tree.
 
 	timing=False (debug kernels: lockdep and KASAN slow everything down)
@@ -563,12 +565,12 @@ def verdict(sc, status, console, data, timing=True, tree='ours'):
 	return checks, m
 
 
-def refusals(res):
+def refusals(res: Report) -> Dict[int, int]:
 	"""{cpu: -EBUSY returns of the broadcast entry point} (busy:off step)."""
 	return {c: n for (c, r), n in (res.busy or {}).items() if r == EBUSY}
 
 
-def _deep_checks(sc, counts, res):
+def _deep_checks(sc: Scenario, counts: Counts, res: Report) -> List[Check]:
 	"""Deep entries per CPU; on arm64 also the refusals: a CPU holding the
 	hrtimer broadcast is refused while others sleep, and periodic mode
 	refuses every entry."""
@@ -595,7 +597,7 @@ def _deep_checks(sc, counts, res):
 	return checks
 
 
-def deep_counts(sc, counts):
+def deep_counts(sc: Scenario, counts: Counts) -> Dict[int, int]:
 	"""{cpu: entries into the timer-stopping state}: the scenario's
 	deep_state (the kernel's own drivers), else every state but 0."""
 	if sc.deep_state:
@@ -603,7 +605,7 @@ def deep_counts(sc, counts):
 	return counts.deep
 
 
-def _shallow_check(sc, counts):
+def _shallow_check(sc: Scenario, counts: Counts) -> List[Check]:
 	"""The kernel's own drivers: the governor also chose the shallow state
 	(its residency keeps it for the shorter sleeps)."""
 	if not sc.shallow_state:
@@ -614,7 +616,7 @@ def _shallow_check(sc, counts):
 		      f'{n} entries into {sc.shallow_state} {per_cpu}, want >= {MIN_SHALLOW}')]
 
 
-def _interrupt_check(sc, counts):
+def _interrupt_check(sc: Scenario, counts: Counts) -> Check:
 	"""Broadcast interrupts: x86 counts IRQ0 (HPET/PIT), arm64 the timer
 	broadcast IPIs (the hrtimer fires on its owner's own timer)."""
 	key, what, n = (('bcipi', 'timer broadcast IPIs', counts.bcipi) if sc.arch == 'arm64'
@@ -624,7 +626,7 @@ def _interrupt_check(sc, counts):
 	return Check(key, n == 0, f'{n} {what}, want none')
 
 
-def retryable(checks, status):
+def retryable(checks: Sequence[Check], status: str) -> bool:
 	"""True when a failed boot failed only in ways host starvation explains.
 
 	That is: every failed check is about time (a slow or silent guest, late
@@ -649,7 +651,8 @@ def retryable(checks, status):
 	return True
 
 
-def report(tree, sc, status, console, data, secs, timing=True):
+def report(tree: str, sc: Scenario, status: str, console: str, data: str, secs: float,
+	   timing: bool = True) -> str:
 	"""Human-readable report of one boot."""
 	checks, m = verdict(sc, status, console, data, timing, tree)
 	counts = m.counts
@@ -694,7 +697,7 @@ CMP_FACTOR = 3
 CMP_SLACK_US = 10000
 
 
-def compare(name, ours, base):
+def compare(name: str, ours: Optional[Metrics], base: Optional[Metrics]) -> Row:
 	"""A test row: ours is no worse than the base (metrics of one boot each;
 	None: the boot did not run)."""
 	sc = SCENARIOS.get(name)

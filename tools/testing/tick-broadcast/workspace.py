@@ -36,12 +36,14 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import absorb
 import arches
 import patchset
 from kunitcmd import boot_args, kunit_py
 from progress import Failed, count_lines, die, log, run, run_logged, tail
+from patchset import FileState
 from results import Row, Status, expect_failure
 
 TOOLS = Path(__file__).resolve().parent
@@ -100,8 +102,8 @@ UNIT_DEPENDS = {k: DEPENDS[k] for k in (str(TARBALL), 'git', 'quilt', 'mypy', 'x
 
 # ---------------------------------------------------------------- deps
 
-def missing_packages(depends=None):
-	miss = []
+def missing_packages(depends: Optional[Dict[str, str]] = None) -> List[str]:
+	miss: List[str] = []
 	for what, pkg in (depends or DEPENDS).items():
 		found = Path(what).exists() if what.startswith('/') else shutil.which(what)
 		if not found and pkg not in miss:
@@ -109,7 +111,7 @@ def missing_packages(depends=None):
 	return miss
 
 
-def install_deps(depends=None):
+def install_deps(depends: Optional[Dict[str, str]] = None) -> None:
 	"""Install the missing Debian packages (as root), or die saying which."""
 	miss = missing_packages(depends)
 	if not miss:
@@ -129,7 +131,7 @@ def install_deps(depends=None):
 		die(f'still missing after apt-get: {" ".join(still)}')
 
 
-def foreign_busybox(arch):
+def foreign_busybox(arch: str) -> Path:
 	"""Debian's static busybox for arch (arm64), unpacked into $TB_CACHE.
 
 	busybox-static of another architecture cannot be installed next to
@@ -163,7 +165,7 @@ def foreign_busybox(arch):
 
 # ---------------------------------------------------------------- trees
 
-def base_version():
+def base_version() -> str:
 	r = subprocess.run(['dpkg-query', '-W', '-f=${Version}', BASE_PACKAGE],
 			   capture_output=True, text=True)
 	if r.returncode or not r.stdout:
@@ -171,28 +173,32 @@ def base_version():
 	return re.sub(r'[^A-Za-z0-9.+-]', '_', r.stdout.strip())
 
 
-def workdir():
+def workdir() -> Path:
 	return CACHE / f'linux-{base_version()}'
 
 
-def pristine_dir():
+def pristine_dir() -> Path:
 	return workdir() / 'pristine'
 
 
-def tree_dir(tree):
+def tree_dir(tree: str) -> Path:
 	if tree not in TREES:
 		die(f'unknown tree "{tree}" (want one of {", ".join(TREES)})')
 	return workdir() / tree
 
 
-def kernel_version(src):
+def kernel_version(src: Path) -> str:
 	mk = (src / 'Makefile').read_text()
-	v = {k: re.search(rf'^{k} = (\S*)', mk, re.M).group(1)
-	     for k in ('VERSION', 'PATCHLEVEL', 'SUBLEVEL')}
+	v = {}
+	for k in ('VERSION', 'PATCHLEVEL', 'SUBLEVEL'):
+		m = re.search(rf'^{k} = (\S*)', mk, re.M)
+		if not m:
+			die(f'{src}/Makefile sets no {k}')
+		v[k] = m.group(1)
 	return f'{v["VERSION"]}.{v["PATCHLEVEL"]}.{v["SUBLEVEL"]}'
 
 
-def unpack_pristine():
+def unpack_pristine() -> Path:
 	dst = pristine_dir()
 	if (dst / 'Makefile').exists():
 		return dst
@@ -208,7 +214,7 @@ def unpack_pristine():
 	return dst
 
 
-def desired_files(tree, pristine):
+def desired_files(tree: str, pristine: Path) -> FileState:
 	"""{tree path: bytes or None} for every file the series sets in tree."""
 	try:
 		return patchset.tree_files(tree, pristine)
@@ -216,7 +222,7 @@ def desired_files(tree, pristine):
 		die(str(e))
 
 
-def check_kernel_paths(pristine, ours=None):
+def check_kernel_paths(pristine: Path, ours: Optional[FileState] = None) -> None:
 	"""Die, saying what to do, when the repository's files at kernel paths
 	differ from the series (ours: what the series makes of our tree, if
 	known): the builds take the series, so an edit there would be lost."""
@@ -228,7 +234,7 @@ def check_kernel_paths(pristine, ours=None):
 		    '"git checkout -- FILE" drops them')
 
 
-def prepare_tree(tree):
+def prepare_tree(tree: str) -> Path:
 	"""Make tree (ours or base) match the series; return its directory."""
 	pristine = unpack_pristine()
 	dst = tree_dir(tree)
@@ -267,13 +273,13 @@ def prepare_tree(tree):
 	return dst
 
 
-def prepare_all():
+def prepare_all() -> List[Path]:
 	return [prepare_tree(t) for t in TREES]
 
 
 # ---------------------------------------------------------------- build
 
-def build_env():
+def build_env() -> Dict[str, str]:
 	env = dict(os.environ)
 	env.setdefault('CCACHE_DIR', str(CACHE / 'ccache'))
 	env.setdefault('CCACHE_BASEDIR', str(CACHE))
@@ -286,24 +292,24 @@ def build_env():
 	return env
 
 
-def build_dir_name(variant='', arch=ARCH):
+def build_dir_name(variant: str = '', arch: str = ARCH) -> str:
 	return f'.build-{arch}' + (f'-{variant}' if variant else '')
 
 
-def kernel_image(tree, variant='', arch=ARCH):
+def kernel_image(tree: str, variant: str = '', arch: str = ARCH) -> Path:
 	return tree_dir(tree) / build_dir_name(variant, arch) / arches.ARCHES[arch].image
 
 
-def label(tree, variant='', arch=ARCH):
+def label(tree: str, variant: str = '', arch: str = ARCH) -> str:
 	"""tree[-arch][-variant]: names the build's log and KUnit directory."""
 	return '-'.join([tree] + ([arch] if arch != ARCH else []) + ([variant] if variant else []))
 
 
-def cc(arch=ARCH):
+def cc(arch: str = ARCH) -> str:
 	return f'ccache {arches.ARCHES[arch].cross}gcc'
 
 
-def kunitconfigs(tree, variant='', arch=ARCH):
+def kunitconfigs(tree: str, variant: str = '', arch: str = ARCH) -> List[str]:
 	"""The kunit.py --kunitconfig fragments of tree, in merge order."""
 	if tree == 'base':
 		frags = [str(CONFIGS / 'base.kunitconfig')]
@@ -318,13 +324,13 @@ def kunitconfigs(tree, variant='', arch=ARCH):
 	return frags
 
 
-def config_lines(fragment):
+def config_lines(fragment: Union[str, Path]) -> List[str]:
 	"""The CONFIG_ lines of a config fragment, "is not set" ones included."""
 	return [ln.strip() for ln in Path(fragment).read_text().splitlines()
 		if re.match(r'(# )?CONFIG_\w+( is not set|=)', ln.strip())]
 
 
-def kunit_args(tree, variant='', arch=ARCH):
+def kunit_args(tree: str, variant: str = '', arch: str = ARCH) -> Tuple[Path, List[str]]:
 	"""(source dir, kunit.py arguments common to config, build and run).
 
 	A variant's fragment goes last as --kconfig_add lines, which override
@@ -345,18 +351,18 @@ def kunit_args(tree, variant='', arch=ARCH):
 	return tree_dir(tree), args
 
 
-def objects_compiled(logfile):
+def objects_compiled(logfile: Path) -> str:
 	"""Progress of a make run (run_logged): the objects compiled so far."""
 	n = count_lines(logfile, '  CC ')
 	return f'{n} objects compiled' if n else 'configuring'
 
 
-def config_path(tree, variant='', arch=ARCH):
+def config_path(tree: str, variant: str = '', arch: str = ARCH) -> Path:
 	"""The .config of tree's QEMU kernel (configure(), build())."""
 	return tree_dir(tree) / build_dir_name(variant, arch) / '.config'
 
 
-def configure(tree, variant='', prepare=True, arch=ARCH):
+def configure(tree: str, variant: str = '', prepare: bool = True, arch: str = ARCH) -> Path:
 	"""Configure tree's QEMU kernel (kunit.py config: the fragments,
 	olddefconfig and kunit.py's check that they took); return its .config.
 	Raises Failed. prepare=False: the tree as it is on disk."""
@@ -372,13 +378,13 @@ def configure(tree, variant='', prepare=True, arch=ARCH):
 	return config_path(tree, variant, arch)
 
 
-def make_errors(logfile, n=15):
+def make_errors(logfile: Path, n: int = 15) -> List[str]:
 	"""The last n error lines of make's log."""
 	return [ln for ln in tail(logfile, 200000).splitlines()
 		if re.search(r'error:|Error \d', ln)][-n:]
 
 
-def build(tree, variant='', prepare=True, arch=ARCH):
+def build(tree: str, variant: str = '', prepare: bool = True, arch: str = ARCH) -> Path:
 	"""Build tree's QEMU kernel; return the bzImage. Raises Failed.
 
 	prepare=False builds the tree as it is on disk (e.g. after editing a
@@ -407,7 +413,7 @@ def build(tree, variant='', prepare=True, arch=ARCH):
 OURS_ONLY_SYMBOL = 'tick_bc_init'
 
 
-def seed_build_dir(tree, variant='', arch=ARCH):
+def seed_build_dir(tree: str, variant: str = '', arch: str = ARCH) -> None:
 	"""Start a missing build directory as a copy of a sibling's.
 
 	Kbuild then recompiles only what differs: objects whose command line
@@ -446,7 +452,7 @@ def seed_build_dir(tree, variant='', arch=ARCH):
 				os.utime(f, (now, now))
 
 
-def check_image_tree(tree, variant='', arch=ARCH):
+def check_image_tree(tree: str, variant: str = '', arch: str = ARCH) -> None:
 	"""Raise Failed unless the kernel built is tree's (ours has the core)."""
 	smap = tree_dir(tree) / build_dir_name(variant, arch) / 'System.map'
 	if not smap.exists():
@@ -460,7 +466,7 @@ def check_image_tree(tree, variant='', arch=ARCH):
 HANDOVER_MODULES = ('tb_bc_handover_a', 'tb_bc_handover_b')
 
 
-def build_modules(tree, variant='', arch=ARCH):
+def build_modules(tree: str, variant: str = '', arch: str = ARCH) -> Dict[str, Path]:
 	"""Build guest/tb_bc_handover.c against tree's built kernel, twice (as
 	HANDOVER_MODULES); return {guest path: .ko} for the initramfs."""
 	stage = CACHE / 'modules' / label(tree, variant, arch)
@@ -485,7 +491,8 @@ def build_modules(tree, variant='', arch=ARCH):
 	return kos
 
 
-def build_or_die(tree, variant='', prepare=True, arch=ARCH):
+def build_or_die(tree: str, variant: str = '', prepare: bool = True,
+		 arch: str = ARCH) -> Path:
 	try:
 		return build(tree, variant, prepare, arch)
 	except Failed as e:
@@ -494,17 +501,18 @@ def build_or_die(tree, variant='', prepare=True, arch=ARCH):
 
 # ---------------------------------------------------------------- kunit
 
-def kunit_dir(tree, variant='', arch=ARCH):
+def kunit_dir(tree: str, variant: str = '', arch: str = ARCH) -> Path:
 	return RUNS / f'kunit-{label(tree, variant, arch)}'
 
 
-def _kunit_progress(logfile):
+def _kunit_progress(logfile: Path) -> str:
 	text = tail(logfile, 10**7)
 	done = len(re.findall(r'\[(PASSED|FAILED|SKIPPED|CRASHED)\]', text))
 	return f'{done} results so far' if done else 'building or booting'
 
 
-def kunit(tree, variant='', filters=(), arch=ARCH, qemu_args=()):
+def kunit(tree: str, variant: str = '', filters: Sequence[str] = (), arch: str = ARCH,
+	  qemu_args: Sequence[str] = ()) -> List[Row]:
 	"""Run the KUnit suites of tree; return a row per case.
 
 	The kernel is built first (build()); kunit.py then only boots it, with
@@ -529,7 +537,7 @@ def kunit(tree, variant='', filters=(), arch=ARCH, qemu_args=()):
 	return rows
 
 
-def known_failures(rows, known):
+def known_failures(rows: Sequence[Row], known: Dict[str, str]) -> List[Row]:
 	"""The base's rows, those of the cases a fix names (known: {case
 	name: fix slug}) expected to fail (results.expect_failure()), naming
 	the fix."""
@@ -546,19 +554,20 @@ def known_failures(rows, known):
 NO_RESULT = '(no result: crash or timeout)'
 
 
-def kunit_rows(json_text, logtext, prefix, res='.'):
+def kunit_rows(json_text: str, logtext: str, prefix: str,
+	       res: Union[str, Path] = '.') -> List[Row]:
 	"""kunit.py's --json output and log -> a row per case."""
 	if not json_text.strip():
 		return [Row(f'{prefix}/run', Status.FAIL,
 			    f'kunit.py gave no results, see {res}/output.log')]
 	doc = json.loads(json_text)
-	out = []
+	out: List[Row] = []
 
-	def messages(name):
+	def messages(name: str) -> List[str]:
 		return re.findall(rf'# {re.escape(name)}: (?:EXPECTATION|ASSERTION) '
 				  r'FAILED.*\n.*\n.*', logtext)
 
-	def walk(node, path):
+	def walk(node: Dict[str, Any], path: str) -> None:
 		for case in node.get('test_cases', []):
 			st = {'pass': Status.PASS, 'skip': Status.SKIP}.get(case['status'].lower(),
 									    Status.FAIL)
