@@ -37,9 +37,12 @@ broadcast code; the others are counted as the kernel's own.
 """
 
 import re
+import argparse
 import shutil
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import guestdata
 import qemu
@@ -47,13 +50,15 @@ import scenarios
 import results
 import workspace
 from progress import Failed, log
+from guestdata import Stats
 from results import Check, Row, Status, expect_failure
+from scenarios import Scenario
 
 WORST_FACTOR = 3
 WORST_SLACK_US = 1000000
 # x86 only: the HPET broadcast, the i8042 key wakeup and the modules.
-BASE = scenarios.Scenario(arch='x86_64', bcdev='hpet', broadcast=True, flavour='halt',
-			  cmdline=['no_console_suspend'] + scenarios.timerstop('halt'))
+BASE = Scenario(arch='x86_64', bcdev='hpet', broadcast=True, flavour='halt',
+		cmdline=['no_console_suspend'] + scenarios.timerstop('halt'))
 # Steps per kind: (stress step, control step, seconds per unit for the
 # timeout). Units: cycles, or seconds for mix.
 KINDS = {
@@ -99,7 +104,32 @@ OURS_CODE = re.compile(r'tick_broadcast|tick_bc|tick_handle_(periodic|oneshot)_b
 		       r'bc_dev|bc_req|tick_receive_broadcast|tb_bc_handover')
 
 
-def _plan(steps, control):
+@dataclass
+class Summary:
+	"""What one stress boot measured, for the table (table()).
+
+	races		KCSAN data race reports
+	splats		splat lines on the console (None: the boot did not run)
+	control		the soak's figures over all CPUs, of the control run and
+	stress		of the stress run ({}: the guest reported none)
+	mix		the mix step's counts ({}: none)
+	cycles		{step: cycles done} of the other steps
+	bound		the bounds of p99 and of the worst wakeup (None: none,
+	worst_bound	on a debug kernel or without both runs' figures)
+	secs		how long the boot took
+	"""
+	races: int = 0
+	splats: Optional[int] = None
+	control: Stats = field(default_factory=dict)
+	stress: Stats = field(default_factory=dict)
+	mix: Dict[str, str] = field(default_factory=dict)
+	cycles: Dict[str, int] = field(default_factory=dict)
+	bound: Optional[float] = None
+	worst_bound: Optional[float] = None
+	secs: float = 0.0
+
+
+def _plan(steps: Sequence[Tuple[str, int]], control: Sequence[Tuple[str, int]]) -> List[str]:
 	"""The soak under the control disturbance with deep idle off, then under
 	steps with it on; snapshots around the second (deep entries)."""
 	ctl = [f'{s}:{n}' for s, n in control]
@@ -108,11 +138,11 @@ def _plan(steps, control):
 		['soak:stop', 'snap:end'])
 
 
-def stress_scenario(kind, scale=1.0):
+def stress_scenario(kind: str, scale: float = 1.0) -> Scenario:
 	"""The scenario of one stress kind ('short': the make check boot)."""
 	if kind == 'short':
 		steps, control = SHORT, SHORT_CONTROL
-		secs = 200
+		secs = 200.0
 	else:
 		step, per = KINDS[kind]
 		n, c = FULL[kind]
@@ -123,14 +153,15 @@ def stress_scenario(kind, scale=1.0):
 		       timeout=int(secs))
 
 
-def _race_rows(console):
+def _race_rows(console: str) -> Tuple[List[Tuple[str, str]], List[Tuple[str, str]]]:
 	races = KCSAN_RACE.findall(console)
 	ours = [r for r in races if OURS_CODE.search(r[0]) or OURS_CODE.search(r[1])]
 	return races, ours
 
 
-def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
-	"""([Check], summary dict) of one stress boot."""
+def verdict(sc: Scenario, status: str, console: str, data: str, timing: bool = True,
+	    variant: str = '', tree: str = 'ours') -> Tuple[List[Check], Summary]:
+	"""([Check], Summary) of one stress boot."""
 	res = guestdata.parse(data)
 	checks = [Check('finished', status == 'done' and res.end, f'guest status: {status}')]
 	races, ours_races = _race_rows(console)
@@ -147,7 +178,7 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 	checks.append(Check('errors', not res.errors and not res.handover_errors,
 			    '; '.join(errors[:3]) or 'none'))
 	soak = res.soak
-	s = {'races': len(races), 'splats': len(splats)}
+	s = Summary(races=len(races), splats=len(splats))
 	for run in ('control', 'stress'):
 		a = soak.get(run, {}).get('all')
 		if not a:
@@ -160,16 +191,18 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 				    f'{a["stuck"]:.0f} stuck, {a.get("suspended", 0):.0f} '
 				    'across a suspend' +
 				    (f': {res.stuck[:2]}' if res.stuck else '')))
-		s[run] = a
+		if run == 'control':
+			s.control = a
+		else:
+			s.stress = a
 	# Each step reports as "@@stress STEP:N ..." (the stress run's after
 	# the control's), s2idle as "@@s2idle ... ok=".
 	st = res.stress
 	count = {'hotplug-rand': 'hotplug', 'handover': 'handover'}
-	s['mix'], s['cycles'] = {}, {}
 	for step, n in sc.steps:
 		kv = st.get(f'{step}:{n}', {})
 		if step == 'mix':
-			s['mix'] = kv
+			s.mix = kv
 			checks.append(Check('mix', bool(kv) and int(kv.get('hotplug', 0)) > 0 and
 					    int(kv.get('handover', 0)) > 0,
 					    f'mixed {kv.get("hotplug", 0)} hotplug, '
@@ -179,7 +212,7 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 			continue
 		done = (int(res.s2idle.get('ok', 0)) if step == 's2idle'
 			else int(kv.get(count[step], 0)))
-		s['cycles'][step] = done
+		s.cycles[step] = done
 		checks.append(Check(step, done >= n, f'{done} cycles, want {n}'))
 	snaps = res.snaps
 	if 'mid' in snaps and 'end' in snaps:
@@ -190,11 +223,11 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 				    f'want >= {scenarios.MIN_DEEP}'))
 	else:
 		checks.append(Check('deep', False, 'no snapshots'))
-	if timing and 'control' in s and 'stress' in s:
-		c, b = s['control'], s['stress']
+	if timing and s.control and s.stress:
+		c, b = s.control, s.stress
 		bound = scenarios.lateness_bound(tree, c['p99'])
 		worst = WORST_FACTOR * c['max'] + WORST_SLACK_US
-		s['bound'], s['worst_bound'] = bound, worst
+		s.bound, s.worst_bound = bound, worst
 		checks.append(Check('lateness', b['p99'] <= bound,
 				    f'p99 {b["p99"]:.0f} us, bound {bound:.0f} (control p99 '
 				    f'{c["p99"]:.0f})'))
@@ -205,7 +238,7 @@ def verdict(sc, status, console, data, timing=True, variant='', tree='ours'):
 	return checks, s
 
 
-def known_failure(tree, console):
+def known_failure(tree: str, console: str) -> Optional[str]:
 	"""Why a boot of tree is a known failure of the base (its console
 	shows the signature), or None."""
 	if tree != 'base':
@@ -215,7 +248,8 @@ def known_failure(tree, console):
 	return '; '.join(why) or None
 
 
-def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
+def run(kind: str, tree: str, outroot: Path, variant: str = '', scale: float = 1.0,
+	seed: int = 1) -> Row[Summary]:
 	"""Boot one stress kind on tree[-variant]; return its row (with the
 	output directory and the summary), a known failure of the base
 	expected (results.expect_failure())."""
@@ -231,7 +265,7 @@ def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 	try:
 		files = workspace.build_modules(tree, variant)
 	except Failed as e:
-		return Row(row, Status.FAIL, str(e), out, {})
+		return Row(row, Status.FAIL, str(e), out, Summary())
 	kernel = workspace.kernel_image(tree, variant)
 	b = qemu.boot(qemu.Boot(kernel=kernel, plan=sc.plan, outdir=out, cmdline=sc.cmdline,
 				timeout=sc.timeout, seed=seed, what=row, arch=sc.arch,
@@ -239,7 +273,7 @@ def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 	status, con, data, secs = b.status, b.console, b.data, b.secs
 	checks, s = verdict(sc, status, con, data, timing=not variant, variant=variant,
 			   tree=tree)
-	s['secs'] = secs
+	s.secs = secs
 	text = '\n'.join(f'{"ok  " if c.ok else "FAIL"} {c.name}: {c.detail}' for c in checks)
 	(out / 'report.txt').write_text(f'{row}: {status} in {secs:.0f} s\n{text}\n')
 	bad = [f'{c.name}: {c.detail}' for c in checks if not c.ok]
@@ -247,30 +281,32 @@ def run(kind, tree, outroot, variant='', scale=1.0, seed=1):
 				  out, s), known_failure(tree, con) or '')
 
 
-def table(rows):
+def table(rows: Sequence[Row[Summary]]) -> str:
 	"""The note's table: one line per stress boot."""
 	out = ['| boot | result | cycles | sleeps / wakeups (stuck) | p99 / worst (us) '
 	       '| bounds p99 / worst (us) | splats | time |',
 	       '|---|---|---|---|---|---|---|---|']
 	for row in rows:
-		s = row.metrics or {}
-		b = s.get('stress', {})
-		cyc = [f'{k} {v}' for k, v in s.get('cycles', {}).items()]
-		if s.get('mix'):
-			m = s['mix']
-			cyc.append(f'mix: hotplug {m.get("hotplug")}, handover {m.get("handover")}, '
-				   f's2idle {m.get("s2idle_ok")}')
-		cyc = '; '.join(cyc)
+		s = row.metrics or Summary()
+		b = s.stress
+		cycles = [f'{k} {v}' for k, v in s.cycles.items()]
+		if s.mix:
+			m = s.mix
+			cycles.append(f'mix: hotplug {m.get("hotplug")}, '
+				      f'handover {m.get("handover")}, s2idle {m.get("s2idle_ok")}')
+		cyc = '; '.join(cycles)
 		sl = (f'{b["sleeps"]:.0f} / {b["wakeups"]:.0f} ({b["stuck"]:.0f})' if b else '-')
 		lat = f'{b["p99"]:.0f} / {b["max"]:.0f}' if b else '-'
-		bounds = (f'{s["bound"]:.0f} / {s["worst_bound"]:.0f}' if 'bound' in s else 'none')
-		spl = f'{s.get("splats", "-")}' + (f' (+{s["races"]} races)' if s.get('races') else '')
+		bounds = (f'{s.bound:.0f} / {s.worst_bound:.0f}'
+			  if s.bound is not None and s.worst_bound is not None else 'none')
+		spl = ('-' if s.splats is None else f'{s.splats}') + (
+			f' (+{s.races} races)' if s.races else '')
 		out.append(f'| {row.name} | {row.status.value} | {cyc} | {sl} | {lat} | {bounds} '
-			   f'| {spl} | {s.get("secs", 0):.0f} s |')
+			   f'| {spl} | {s.secs:.0f} s |')
 	return '\n'.join(out)
 
 
-def cmd_stress(args):
+def cmd_stress(args: argparse.Namespace) -> None:
 	"""make stress: FULL kinds on both kernels, then SHORT on the debug and
 	KCSAN kernels; prints the rows and the table."""
 	t0 = time.time()
@@ -278,14 +314,14 @@ def cmd_stress(args):
 	kinds = args.kinds.split(',') if args.kinds else list(FULL)
 	variants = args.variants.split(',') if args.variants is not None else ['', 'debug', 'kcsan']
 	trees = args.trees.split(',') if args.trees else list(workspace.TREES)
-	rows = []
+	rows: List[Row[Summary]] = []
 	for variant in variants:
 		for tree in trees:
 			try:
 				workspace.build(tree, variant, prepare=not args.no_prepare)
 			except Failed as e:
 				rows.append(Row(f'build/{workspace.label(tree, variant)}',
-						Status.FAIL, str(e), None, {}))
+						Status.FAIL, str(e), None, Summary()))
 				continue
 			# the variants run the short boot unless kinds were named
 			long = args.kinds or not variant

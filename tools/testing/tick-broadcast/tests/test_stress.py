@@ -29,10 +29,10 @@ class StressVerdict(unittest.TestCase):
 		for name, tree in (('ours-stress-short', 'ours'), ('base-stress-short', 'base')):
 			checks, s = _judge(name, tree=tree)
 			self.assertEqual(_failed(checks), [], name)
-			self.assertEqual(s['stress']['sleeps'], s['stress']['wakeups'])
-			self.assertEqual(s['cycles']['hotplug-rand'], 30)
-			self.assertEqual(s['cycles']['handover'], 10)
-			self.assertEqual(s['cycles']['s2idle'], 2)
+			self.assertEqual(s.stress['sleeps'], s.stress['wakeups'])
+			self.assertEqual(s.cycles['hotplug-rand'], 30)
+			self.assertEqual(s.cycles['handover'], 10)
+			self.assertEqual(s.cycles['s2idle'], 2)
 
 	def test_stuck_sleeper_fails(self):
 		_, data = fixtures.load('ours-stress-short')
@@ -57,7 +57,8 @@ class StressVerdict(unittest.TestCase):
 		data = re.sub(r'(@@soak stress cpu=all .* )max=[\d.]+', r'\g<1>max=5000000.0', data)
 		checks, s = _judge('ours-stress-short', data=data)
 		self.assertEqual(_failed(checks), ['worst'])
-		self.assertLess(s['worst_bound'], 5000000)
+		assert s.worst_bound is not None
+		self.assertLess(s.worst_bound, 5000000)
 
 	def test_hang_fails_finished(self):
 		con, data = fixtures.load('ours-stress-short')
@@ -73,7 +74,7 @@ class StressVerdict(unittest.TestCase):
 			   'BUG: KCSAN: data-race in tick_nohz_idle_enter / tick_sched_timer\n')
 		checks, s = _judge('ours-stress-short', console=con + foreign, variant='kcsan')
 		self.assertEqual(_failed(checks), [])
-		self.assertEqual(s['races'], 2)
+		self.assertEqual(s.races, 2)
 		ours = 'BUG: KCSAN: data-race in bc_req_post / tick_handle_oneshot_broadcast\n'
 		checks, _ = _judge('ours-stress-short', console=con + foreign + ours, variant='kcsan')
 		self.assertEqual(_failed(checks), ['races'])
@@ -93,7 +94,7 @@ class StressVerdict(unittest.TestCase):
 		checks, s = _judge('ours-stress-short')
 		text = stress.table([Row('stress/short/ours', Status.PASS, '', None, s)])
 		self.assertEqual(len(text.splitlines()), 3)
-		self.assertIn(f'{s["stress"]["sleeps"]:.0f} / {s["stress"]["wakeups"]:.0f} (0)', text)
+		self.assertIn(f'{s.stress["sleeps"]:.0f} / {s.stress["wakeups"]:.0f} (0)', text)
 
 	def test_base_rearming_a_replaced_device_is_known(self):
 		con, data = fixtures.load('base-stress-soak-rearm')
