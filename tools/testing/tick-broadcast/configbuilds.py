@@ -13,6 +13,8 @@ first one cheap where the sources match an earlier build.
 import re
 import subprocess
 import time
+from pathlib import Path
+from typing import Collection, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from arches import ARCHES
 from results import Row, Status
@@ -20,7 +22,9 @@ from results import Row, Status
 # name: (arch, start, {symbol: y/n/m to set}, {symbol: value to expect}, targets)
 # start "tested" is the x86_64 scenario kernel's .config; "defconfig" is
 # the architecture's defconfig plus our KUnit suites.
-VARIANTS = {
+# (arch, start, {symbol: value}, {symbol: value}, [target])
+Variant = Tuple[str, str, Dict[str, str], Dict[str, str], List[str]]
+VARIANTS: Dict[str, Variant] = {
 	'periodic': ('x86_64', 'tested',
 		     {'NO_HZ_IDLE': 'n', 'HZ_PERIODIC': 'y', 'HIGH_RES_TIMERS': 'n'},
 		     {'TICK_ONESHOT': 'n', 'GENERIC_CLOCKEVENTS_BROADCAST': 'y'},
@@ -47,14 +51,14 @@ KUNIT_SYMBOLS = {'KUNIT': 'y', 'TICK_BROADCAST_CORE_KUNIT_TEST': 'y',
 		 'DEBUG_FS': 'y'}
 
 
-def config_value(text, sym):
+def config_value(text: str, sym: str) -> str:
 	m = re.search(rf'^CONFIG_{sym}=(\S+)$', text, re.M)
 	return m.group(1) if m else 'n'
 
 
-def set_symbols(src, config, symbols):
+def set_symbols(src: Path, config: Path, symbols: Dict[str, str]) -> None:
 	flag = {'y': '-e', 'n': '-d', 'm': '-m'}
-	args = []
+	args: List[str] = []
 	for sym, val in symbols.items():
 		args += [flag[val], sym]
 	if args:
@@ -62,7 +66,7 @@ def set_symbols(src, config, symbols):
 			       check=True)
 
 
-def our_messages(out, ours):
+def our_messages(out: str, ours: Collection[str]) -> List[str]:
 	"""Compiler messages that count: errors anywhere, warnings in our files.
 
 	W=1 also reports what upstream's files have always had (kernel-doc
@@ -76,7 +80,7 @@ def our_messages(out, ours):
 	return msgs
 
 
-def forget_objects(builddir, ours):
+def forget_objects(builddir: Path, ours: Iterable[str]) -> None:
 	"""Remove the objects of our C files, so the next build compiles them.
 
 	An object left from an earlier run would hide the warnings of a file
@@ -87,7 +91,8 @@ def forget_objects(builddir, ours):
 			(builddir / (path[:-2] + '.o')).unlink(missing_ok=True)
 
 
-def build_variant(src, name, tested_config, env, jobs, ours):
+def build_variant(src: Path, name: str, tested_config: Path, env: Dict[str, str], jobs: int,
+		  ours: Collection[str]) -> Row:
 	"""Configure and compile one variant in src; return a test row.
 
 	ours: the tree paths of the series' files, whose warnings count.
@@ -105,7 +110,7 @@ def build_variant(src, name, tested_config, env, jobs, ours):
 	config = src / bdir / '.config'
 	t0 = time.time()
 
-	def run(*extra):
+	def run(*extra: str) -> 'subprocess.CompletedProcess[str]':
 		return subprocess.run(make + list(extra), cwd=src, env=env,
 				      capture_output=True, text=True)
 	if start == 'tested':
@@ -137,7 +142,7 @@ def build_variant(src, name, tested_config, env, jobs, ours):
 		   ('' if ok else '\n' + '\n'.join(msgs[:15])))
 
 
-def htmldocs(src, env):
+def htmldocs(src: Path, env: Dict[str, str]) -> Row:
 	"""make htmldocs SPHINXDIRS=timers: a test row, failing on any warning."""
 	t0 = time.time()
 	r = subprocess.run(['make', 'O=.build-htmldocs', 'SPHINXDIRS=timers', 'htmldocs'],
@@ -153,7 +158,8 @@ def htmldocs(src, env):
 		   if ok else '\n'.join(bad[:15]) or out[-1500:])
 
 
-def rows(src, tested_config, env, jobs, ours, names=None):
+def rows(src: Path, tested_config: Path, env: Dict[str, str], jobs: int, ours: Collection[str],
+	 names: Optional[Sequence[str]] = None) -> List[Row]:
 	"""Test rows of every variant (or names), in order."""
 	out = []
 	for name in names or VARIANTS:

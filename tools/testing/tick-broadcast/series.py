@@ -18,6 +18,7 @@ Everything lives under the workspace: $TB_CACHE/linux-<version>/series-git
 $TB_CACHE/series/ (the exported files).
 """
 
+import argparse
 import hashlib
 import os
 import re
@@ -26,12 +27,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
+from typing import AbstractSet, Collection, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import configbuilds
 import patchset
 import results
 import stackgit
 from kunitcmd import UML_ARGS, kunit_py
+from patchset import Patch
 from results import Row, Status
 from stackgit import BASE_TAG, Failed, git
 
@@ -68,7 +72,7 @@ CHECKPATCH_ALLOWED = {
 }
 
 
-def identity():
+def identity() -> str:
 	"""'Name <email>' of git's own configured identity."""
 	r = subprocess.run(['git', 'var', 'GIT_COMMITTER_IDENT'], capture_output=True, text=True)
 	m = re.match(r'(.+ <[^>]+>)', r.stdout)
@@ -81,7 +85,7 @@ def identity():
 
 # ---------------------------------------------------------------- base repository
 
-def base_repo(workdir, pristine, version):
+def base_repo(workdir: Path, pristine: Path, version: str) -> Path:
 	"""The pristine base as a git repository with one commit, tagged tb-base."""
 	repo = workdir / 'series-git'
 	if (repo / '.git').exists() and git(repo, 'tag', '-l', BASE_TAG, check=False):
@@ -102,7 +106,7 @@ def base_repo(workdir, pristine, version):
 	return repo
 
 
-def manifest(pristine, patches=None):
+def manifest(pristine: Path, patches: Optional[Sequence[Patch]] = None) -> Dict[str, str]:
 	"""{tree path: sha256} of every base file the series replaces or patches."""
 	out = {}
 	for p in patches or patchset.load():
@@ -112,11 +116,11 @@ def manifest(pristine, patches=None):
 	return dict(sorted(out.items()))
 
 
-def manifest_text(pristine, patches=None):
+def manifest_text(pristine: Path, patches: Optional[Sequence[Patch]] = None) -> str:
 	return ''.join(f'{h}  {p}\n' for p, h in manifest(pristine, patches).items())
 
 
-def new_files(pristine, patches=None):
+def new_files(pristine: Path, patches: Optional[Sequence[Patch]] = None) -> List[str]:
 	"""Tree paths the series creates."""
 	return sorted({d for p in patches or patchset.load()
 		       for d in patchset.diff_paths(p.diff_text()) if not (pristine / d).exists()})
@@ -124,7 +128,7 @@ def new_files(pristine, patches=None):
 
 # ---------------------------------------------------------------- export
 
-def commit_series(repo, pristine, patches=None):
+def commit_series(repo: Path, pristine: Path, patches: Optional[Sequence[Patch]] = None) -> str:
 	"""(Re)make branch tb-series: one commit per patch, on tb-base."""
 	signoff = identity()
 	if patches is None:
@@ -133,14 +137,15 @@ def commit_series(repo, pristine, patches=None):
 				     tail=lambda p: f'Signed-off-by: {signoff}')
 
 
-def maintainers(repo, files):
+def maintainers(repo: Path, files: Iterable[Path]) -> str:
 	"""get_maintainer.pl output for the patch files, run in the series' tree."""
 	r = subprocess.run(['perl'] + GET_MAINTAINER + [str(f) for f in files], cwd=repo,
 			   capture_output=True, text=True)
 	return r.stdout.strip()
 
 
-def fill_cover(cover, repo, patch_files, version, debver, patches):
+def fill_cover(cover: Path, repo: Path, patch_files: Iterable[Path], version: str, debver: str,
+	       patches: Sequence[Patch]) -> None:
 	subject, body = patchset.cover_message(patches)
 	text = cover.read_text()
 	text = text.replace('*** SUBJECT HERE ***', subject)
@@ -150,10 +155,11 @@ def fill_cover(cover, repo, patch_files, version, debver, patches):
 		 f'{MANIFEST.name} next to these patches.\n\n'
 		 f'{" ".join(GET_MAINTAINER)} on the series:\n\n'
 		 + maintainers(repo, patch_files) + '\n')
-	return cover.write_text(text.replace('*** BLURB HERE ***', body + extra))
+	cover.write_text(text.replace('*** BLURB HERE ***', body + extra))
 
 
-def export(workdir, pristine, outdir, version, debver, patches=None):
+def export(workdir: Path, pristine: Path, outdir: Path, version: str, debver: str,
+	   patches: Optional[Sequence[Patch]] = None) -> List[Path]:
 	"""Write the series (or the given patches of it) to outdir; return the
 	list of files."""
 	repo = base_repo(workdir, pristine, version)
@@ -174,7 +180,7 @@ def export(workdir, pristine, outdir, version, debver, patches=None):
 
 # ---------------------------------------------------------------- apply
 
-def drifted(tree, recorded):
+def drifted(tree: Union[str, Path], recorded: str) -> List[Tuple[str, str]]:
 	"""[(path, why)] of base files in tree that differ from the recorded hashes."""
 	bad = []
 	for line in recorded.splitlines():
@@ -187,7 +193,7 @@ def drifted(tree, recorded):
 	return bad
 
 
-def apply(tree, outdir, pristine):
+def apply(tree: Union[str, Path], outdir: Path, pristine: Path) -> int:
 	"""git am the exported series onto the user's git tree."""
 	tree = Path(tree).resolve()
 	if not (tree / 'Makefile').exists() or not (tree / 'kernel' / 'time').is_dir():
@@ -216,7 +222,7 @@ def apply(tree, outdir, pristine):
 
 # ---------------------------------------------------------------- verify
 
-def base_worktree(repo, workdir, name):
+def base_worktree(repo: Path, workdir: Path, name: str) -> Path:
 	"""workdir/name, a worktree of the base repository (made at tb-base)."""
 	wt = workdir / name
 	if not (wt / '.git').exists():
@@ -226,7 +232,7 @@ def base_worktree(repo, workdir, name):
 	return wt
 
 
-def am_worktree(repo, workdir):
+def am_worktree(repo: Path, workdir: Path) -> Path:
 	"""A worktree of the base repository, reset to tb-base."""
 	wt = base_worktree(repo, workdir, 'series-am')
 	git(wt, 'am', '--abort', check=False)
@@ -237,16 +243,18 @@ def am_worktree(repo, workdir):
 	return wt
 
 
-def row(name, ok, detail=''):
+def row(name: str, ok: bool, detail: str = '') -> Row:
 	return Row(name, Status.of(ok), detail)
 
 
-def message_key(msg):
+def message_key(msg: str) -> str:
 	"""A compiler message without its line and column, to compare across steps."""
 	return re.sub(r'^(?:\.\./)?([^:\s]+):\d+(?::\d+)?:', r'\1:', msg.strip())
 
 
-def step_build(wt, config, env, jobs, ours, known=frozenset(), forget=True, configure=True):
+def step_build(wt: Path, config: Path, env: Dict[str, str], jobs: int, ours: Collection[str],
+	       known: AbstractSet[str] = frozenset(), forget: bool = True,
+	       configure: bool = True) -> Tuple[bool, float, List[str]]:
 	"""Build STEP_TARGETS in wt with config; return (ok, seconds, messages).
 
 	ours: the paths the series has set so far, whose warnings count;
@@ -277,7 +285,7 @@ def step_build(wt, config, env, jobs, ours, known=frozenset(), forget=True, conf
 	return not r.returncode and not msgs, time.time() - t0, msgs
 
 
-def checkpatch_findings(text):
+def checkpatch_findings(text: str) -> List[Tuple[str, str, str]]:
 	"""[(type, code line, message)] of checkpatch's (non-terse) output."""
 	out = []
 	for block in text.split('\n\n'):
@@ -289,7 +297,7 @@ def checkpatch_findings(text):
 	return out
 
 
-def checkpatch(wt, patch):
+def checkpatch(wt: Path, patch: Path) -> Tuple[bool, List[str]]:
 	"""checkpatch.pl --strict on one generated patch; (ok, findings)."""
 	ignore = list(CHECKPATCH_IGNORE)
 	text = patch.read_text()
@@ -300,11 +308,11 @@ def checkpatch(wt, patch):
 			   capture_output=True, text=True)
 	bad = [f'{msg}: {code.strip()}' for kind, code, msg in checkpatch_findings(r.stdout)
 	       if not re.search(CHECKPATCH_ALLOWED.get(kind, r'(?!)'), code)]
-	ok = not bad and (not r.returncode or checkpatch_findings(r.stdout))
+	ok = not bad and bool(not r.returncode or checkpatch_findings(r.stdout))
 	return ok, bad or r.stdout.splitlines()[-1:]
 
 
-def maintainer_rows(wt, files):
+def maintainer_rows(wt: Path, files: Iterable[str]) -> List[Row]:
 	rows = []
 	for f in files:
 		r = subprocess.run(['perl'] + GET_MAINTAINER + ['-f', f], cwd=wt,
@@ -317,7 +325,7 @@ def maintainer_rows(wt, files):
 	return rows
 
 
-def uml_kunit(wt, env, jobs):
+def uml_kunit(wt: Path, env: Dict[str, str], jobs: int) -> Row:
 	"""The in-tree KUnit command a kernel developer runs, on UML, in wt.
 
 	kunit.py's default architecture has no tick broadcast: the core suite
@@ -336,7 +344,8 @@ def uml_kunit(wt, env, jobs):
 		   f'{done.group(1) if done else "no result"}; log {wt}/.build-um/kunit-run.log')
 
 
-def verify(workdir, pristine, outdir, tested_tree, config, env, jobs, steps=True, part='all'):
+def verify(workdir: Path, pristine: Path, outdir: Path, tested_tree: Path, config: Path,
+	   env: Dict[str, str], jobs: int, steps: bool = True, part: str = 'all') -> List[Row]:
 	"""Test rows: the exported series applies, matches, builds, passes checkpatch.
 
 	part fixes: the standalone fixes, which must match the exported branch;
@@ -372,7 +381,8 @@ def verify(workdir, pristine, outdir, tested_tree, config, env, jobs, steps=True
 	return rows + series_rows(wt, patches, pristine, config, env, jobs, steps, True)
 
 
-def series_rows(wt, patches, pristine, config, env, jobs, steps, whole):
+def series_rows(wt: Path, patches: Sequence[Path], pristine: Path, config: Path,
+		env: Dict[str, str], jobs: int, steps: bool, whole: bool) -> List[Row]:
 	"""checkpatch and (steps) every step's build of the patches applied in
 	worktree wt; for the whole series also MAINTAINERS and the UML suite
 	(the fixes alone add neither files nor tests)."""
@@ -410,7 +420,7 @@ def series_rows(wt, patches, pristine, config, env, jobs, steps, whole):
 	return rows
 
 
-def check_rows(ws, steps=True):
+def check_rows(ws: ModuleType, steps: bool = True) -> List[Row]:
 	"""make check's rows for the series: export, then verify."""
 	pristine = ws.unpack_pristine()
 	outdir = ws.CACHE / 'series'
@@ -436,17 +446,17 @@ def check_rows(ws, steps=True):
 PARTS = ('all', 'fixes')
 
 
-def part_patches(part):
+def part_patches(part: str) -> List[Patch]:
 	"""The patches of ours that make up part: all, or the standalone fixes."""
 	patches = patchset.patches_for('ours')
 	return [p for p in patches if p.fix] if part == 'fixes' else patches
 
 
-def outdir_of(ws, part):
+def outdir_of(ws: ModuleType, part: str) -> Path:
 	return ws.CACHE / ('series' if part == 'all' else f'series-{part}')
 
 
-def cmd_series(args, ws):
+def cmd_series(args: argparse.Namespace, ws: ModuleType) -> None:
 	"""tb.py series: export (git format-patch), verify, apply."""
 	pristine = ws.unpack_pristine()
 	version = ws.kernel_version(pristine)

@@ -29,12 +29,16 @@ import re
 import shutil
 import subprocess
 import time
+from pathlib import Path
+from typing import (AbstractSet, Callable, Iterable, Iterator, List, Optional, Sequence, Set,
+		    Tuple)
 
 import patchset
 import runs
 import workspace as ws
 from arches import ARCHES
 from kunitcmd import boot_args, kunit_py
+from patchset import Patch
 from results import Row, Status
 from series import BRANCH, base_repo, base_worktree, commit_series
 from stackgit import BASE_TAG, Failed, git
@@ -56,17 +60,17 @@ BOOT_NEEDS = {
 }
 
 
-def steps_worktree(workdir, pristine):
+def steps_worktree(workdir: Path, pristine: Path) -> Path:
 	return base_worktree(base_repo(workdir, pristine, ''), workdir, 'series-steps')
 
 
-def defined_symbols(wt):
+def defined_symbols(wt: Path) -> Set[str]:
 	"""The Kconfig symbols the tree in wt defines, as checked out."""
 	out = git(wt, 'grep', '-h', '-E', r'^\s*(menu)?config\s+\w+', '--', '*Kconfig*')
 	return {line.split()[1] for line in out.splitlines()}
 
 
-def known_lines(fragment, symbols):
+def known_lines(fragment: str, symbols: AbstractSet[str]) -> str:
 	"""The lines of the config fragment (text) that set no symbol or one
 	of symbols: kunit.py refuses a fragment that asks for a symbol the
 	tree does not have yet (the test driver's and the suites' before
@@ -79,7 +83,7 @@ def known_lines(fragment, symbols):
 	return '\n'.join(keep) + '\n'
 
 
-def kunit_args(wt, res):
+def kunit_args(wt: Path, res: Path) -> List[str]:
 	"""kunit.py arguments for the tree in wt as it is checked out; its
 	fragment is written into res."""
 	fragment = res / 'x86_64.config'
@@ -91,7 +95,7 @@ def kunit_args(wt, res):
 	return args + ['--make_options', f'CC={ws.cc()}']
 
 
-def build_and_test(wt, name, suites=()):
+def build_and_test(wt: Path, name: str, suites: Sequence[str] = ()) -> List[Row]:
 	"""Build wt; run its KUnit suites (all, or those globs) if it has any.
 	Return test rows."""
 	res = ws.RUNS / 'steps' / name
@@ -114,21 +118,21 @@ def build_and_test(wt, name, suites=()):
 			     (res / 'output.log').read_text(errors='replace'), f'step/{name}', res)
 
 
-def boot_missing(exists):
+def boot_missing(exists: Callable[[str], bool]) -> str:
 	"""Why a step's tree cannot boot BOOT_SCENARIOS, or '' if it can;
 	exists(path) says whether the tree has that file."""
 	return '; '.join(f'no {path} yet ({what})' for path, what in BOOT_NEEDS.items()
 			 if not exists(path))
 
 
-def boot_config():
+def boot_config() -> Path:
 	"""The configuration of ours' scenario kernel as last built, made
 	(kunit.py config) if ours was never configured."""
 	cfg = ws.config_path('ours')
 	return cfg if cfg.exists() else ws.configure('ours')
 
 
-def build_boot_kernel(wt, config, logfile):
+def build_boot_kernel(wt: Path, config: Path, logfile: Path) -> Tuple[Optional[Path], float]:
 	"""Build the scenario kernel of the tree in wt, from config
 	olddefconfig'd to the step, in wt/BOOT_BUILD_DIR; return
 	(the image or None, seconds)."""
@@ -143,7 +147,7 @@ def build_boot_kernel(wt, config, logfile):
 	return (image if not rc and image.exists() else None), secs
 
 
-def boot_step(wt, name, config):
+def boot_step(wt: Path, name: str, config: Path) -> List[Row]:
 	"""The rows step/NAME/boot/<scenario>: BOOT_SCENARIOS on the step's
 	scenario kernel."""
 	rows = [f'step/{name}/boot/{sc}' for sc in BOOT_SCENARIOS]
@@ -157,7 +161,7 @@ def boot_step(wt, name, config):
 		return [Row(rows[0], Status.FAIL,
 			    f'scenario kernel build failed in {secs:.0f} s, log {logfile}:\n'
 			    + '\n'.join(ws.make_errors(logfile)))]
-	out = []
+	out: List[Row] = []
 	for sc, row in zip(BOOT_SCENARIOS, rows):
 		r = runs.run_kernel(image, sc, 'ours', row, res / f'boot-{sc}')
 		out.append(Row(row, r.status, f'{r.detail}; kernel built in {secs:.0f} s; '
@@ -165,7 +169,7 @@ def boot_step(wt, name, config):
 	return out
 
 
-def each_step(first=1, last=None):
+def each_step(first: int = 1, last: Optional[int] = None) -> Iterator[Tuple[Patch, Path, str]]:
 	"""(patch, worktree, name) for steps first..last of the series (patch
 	numbers), the worktree checked out at the step as it is yielded."""
 	pristine = ws.unpack_pristine()
@@ -182,14 +186,14 @@ def each_step(first=1, last=None):
 		yield p, wt, name
 
 
-def steps(first=1, last=None, boot=False):
+def steps(first: int = 1, last: Optional[int] = None, boot: bool = False) -> List[Row]:
 	"""Rows for steps first..last of the series (patch numbers); boot:
 	with boots of BOOT_SCENARIOS each."""
 	config = boot_config() if boot else None
 	rows = []
 	for p, wt, name in each_step(first, last):
 		rows += build_and_test(wt, name)
-		if boot:
+		if config is not None:
 			rows += boot_step(wt, name, config)
 	return rows
 
@@ -199,13 +203,13 @@ def steps(first=1, last=None, boot=False):
 SOURCE_DIRS = ('arch/', 'drivers/', 'include/', 'kernel/', 'lib/')
 
 
-def changes_source(paths):
+def changes_source(paths: Iterable[str]) -> bool:
 	"""Whether a patch changing these tree paths changes what is built."""
 	return any(path.startswith(SOURCE_DIRS) or path.endswith(('Kconfig', 'Makefile'))
 		   for path in paths)
 
 
-def summary_row(name, case_rows, secs):
+def summary_row(name: str, case_rows: Sequence[Row], secs: float) -> Row:
 	"""The row step/NAME/kunit for a step's KUnit cases: it fails if a
 	case failed (and names them) or none ran."""
 	failed = [r.name.split('/', 2)[-1] for r in case_rows if r.status is Status.FAIL]
@@ -218,13 +222,13 @@ def summary_row(name, case_rows, secs):
 	return Row(f'step/{name}/kunit', Status.of(not failed and counts[Status.PASS] > 0), detail)
 
 
-def check_rows():
+def check_rows() -> List[Row]:
 	"""make check's rows: one per step that has KUnit suites and changes
 	a source file, its suites run on x86_64 (4 CPUs) as the step leaves
 	the tree. The steps before the suites are built by the series check;
 	a step that changes only documentation builds what the one before it
 	did."""
-	rows = []
+	rows: List[Row] = []
 	for p, wt, name in each_step():
 		if not (wt / KUNITCONFIG).exists():
 			continue
@@ -237,7 +241,7 @@ def check_rows():
 	return rows
 
 
-def proof():
+def proof() -> List[Row]:
 	"""Rows: every fix's cases fail before it and pass after it."""
 	pristine = ws.unpack_pristine()
 	wt = steps_worktree(ws.workdir(), pristine)
@@ -248,7 +252,8 @@ def proof():
 	tooling = patchset.patches_for('base', all_patches)
 	for p in tooling:
 		apply_to(wt, p)
-	rows, failing = [], None
+	rows: List[Row] = []
+	failing: Set[str] = set()
 	for i in range(len(fixes) + 1):
 		if i:
 			apply_to(wt, fixes[i - 1])
@@ -264,7 +269,7 @@ def proof():
 	return rows
 
 
-def proof_row(fix, before, after):
+def proof_row(fix: Patch, before: AbstractSet[str], after: AbstractSet[str]) -> Row:
 	"""The fix's cases failed before it and pass after it, and nothing
 	else changed (before, after: the names of the failing rows)."""
 	fixed = before - after
@@ -280,7 +285,7 @@ def proof_row(fix, before, after):
 		   + (f'; but: {", ".join(bad)}' if bad else ''))
 
 
-def apply_to(wt, p):
+def apply_to(wt: Path, p: Patch) -> None:
 	r = subprocess.run(['git', '-C', str(wt), 'apply', '-p1', '-'], input=p.diff_text(),
 			   capture_output=True, text=True)
 	if r.returncode:
