@@ -83,11 +83,15 @@ raw.json and every boot's logs, the lateness CDFs in lateness-cdf.png,
 all under $TB_CACHE/runs/bench/.
 """
 
+import argparse
 import json
 import re
 import shutil
 import statistics
 import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import coalesce
 import firmware
@@ -122,24 +126,56 @@ KBENCH_CMDLINE = ['kunit.enable=1', 'kunit.filter_glob=tick_broadcast*bench',
 		  f'tick_broadcast_bench_kunit.loops={KBENCH_LOOPS}',
 		  'tick_broadcast_kunit.bench=1']
 
+# Everything measured in one boot (boot_metrics()), as raw.json has it.
+Figures = Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Workload:
+	"""One workload of make bench.
+
+	doc		what it is, in its table's title
+	arch		the architecture
+	arat		whether it has the ARAT control too (the same deep state
+			on a timer that never stops)
+	flavour		the test driver's deep state ('': the kernel's own driver)
+	firmware	the firmware tables whose states the kernel's own driver
+			takes (firmware.py; '': none)
+	variant		the kernel variant ('': the test driver's)
+	prof		whether a profiler run follows (the halt flavour's does)
+	states		the idle states whose entries the table counts
+	smp		vCPUs
+	"""
+	doc: str
+	arch: str
+	arat: bool
+	flavour: str = ''
+	firmware: str = ''
+	variant: str = ''
+	prof: bool = False
+	states: Tuple[str, ...] = ()
+	smp: int = 4
+
+
 WORKLOADS = {
-	'hpet-halt': dict(flavour='halt', arat=True, arch='x86_64',
-			  doc='HPET broadcast, sti;hlt deep state, 4 vCPUs'),
-	'hpet-irqoff': dict(flavour='irqoff', arat=True, arch='x86_64',
-			    doc='HPET broadcast, irq-off polled deep state, 4 vCPUs'),
-	'arm64-halt': dict(flavour='halt', arat=True, arch='arm64',
-			   doc='arm64 hrtimer broadcast, wfi + irq deep state, 4 vCPUs'),
-	'arm64-irqoff': dict(flavour='irqoff', arat=True, arch='arm64',
-			     doc='arm64 hrtimer broadcast, irq-off wfi deep state, 4 vCPUs'),
+	'hpet-halt': Workload(flavour='halt', arat=True, arch='x86_64',
+			      doc='HPET broadcast, sti;hlt deep state, 4 vCPUs'),
+	'hpet-irqoff': Workload(flavour='irqoff', arat=True, arch='x86_64',
+				doc='HPET broadcast, irq-off polled deep state, 4 vCPUs'),
+	'arm64-halt': Workload(flavour='halt', arat=True, arch='arm64',
+			       doc='arm64 hrtimer broadcast, wfi + irq deep state, 4 vCPUs'),
+	'arm64-irqoff': Workload(flavour='irqoff', arat=True, arch='arm64',
+				 doc='arm64 hrtimer broadcast, irq-off wfi deep state, 4 vCPUs'),
 	# the kernel's own drivers (scenarios.PSCI, scenarios.ACPI)
-	'psci': dict(arat=True, arch='arm64', firmware='psci', prof=True,
-		     states=('cpu-retention', 'cpu-sleep'),
-		     doc='arm64 cpuidle-psci, DT states cpu-retention + cpu-sleep '
-			 '(local-timer-stop), hrtimer broadcast, 4 vCPUs'),
-	'acpi-c2': dict(arat=True, arch='x86_64', variant='acpi', firmware='acpi-c2', prof=True,
-			states=('C1', 'C2'), smp=scenarios.ACPI.smp,
-			doc='x86 acpi_idle, _CST C1 (HLT) + C2 (I/O port read, returns at once), '
-			    f'HPET broadcast, {scenarios.ACPI.smp} vCPUs (see scenarios.ACPI)'),
+	'psci': Workload(arat=True, arch='arm64', firmware='psci', prof=True,
+			 states=('cpu-retention', 'cpu-sleep'),
+			 doc='arm64 cpuidle-psci, DT states cpu-retention + cpu-sleep '
+			     '(local-timer-stop), hrtimer broadcast, 4 vCPUs'),
+	'acpi-c2': Workload(arat=True, arch='x86_64', variant='acpi', firmware='acpi-c2',
+			    prof=True, states=('C1', 'C2'), smp=scenarios.ACPI.smp,
+			    doc='x86 acpi_idle, _CST C1 (HLT) + C2 (I/O port read, returns at '
+				f'once), HPET broadcast, {scenarios.ACPI.smp} vCPUs (see '
+				'scenarios.ACPI)'),
 }
 
 PROF_FUNCS = {
@@ -173,10 +209,10 @@ STORM_PLAN = ['deep:off', f'storm:control:{STORM_ROUNDS}', 'deep:on', 'snap:mid'
 
 # ---------------------------------------------------------------- metrics
 
-def boot_metrics(status, console, data):
+def boot_metrics(status: str, console: str, data: str) -> Figures:
 	"""Everything measured in one boot, as a flat dict of numbers."""
 	res = guestdata.parse(data)
-	m = {'status': status}
+	m: Figures = {'status': status}
 	for run in ('control', 'bc'):
 		x = res.lat.get(run, {}).get('all')
 		if x:
@@ -213,8 +249,10 @@ def boot_metrics(status, console, data):
 
 # ---------------------------------------------------------------- running
 
-def boot(tree, label, plan, outroot, cmdline=(), cpu=None, smp=4, seed=1,
-	 arch=workspace.ARCH, timer_stops=True, variant='', fw=None, extra_qemu=()):
+def boot(tree: str, label: str, plan: Sequence[str], outroot: Path, cmdline: Sequence[str] = (),
+	 cpu: Optional[str] = None, smp: int = 4, seed: int = 1, arch: str = workspace.ARCH,
+	 timer_stops: bool = True, variant: str = '', fw: Optional[str] = None,
+	 extra_qemu: Sequence[str] = ()) -> Figures:
 	"""One boot of tree's kernel (variant) with firmware fw (firmware.py);
 	extra_qemu: more QEMU arguments (ICOUNT)."""
 	out = outroot / label
@@ -233,20 +271,21 @@ def boot(tree, label, plan, outroot, cmdline=(), cpu=None, smp=4, seed=1,
 	return m
 
 
-def trace_boot(tree, label, outroot, seed):
+def trace_boot(tree: str, label: str, outroot: Path, seed: int) -> Figures:
 	"""One traced hpet-halt boot: hop summaries of the control and broadcast runs."""
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
 	b = qemu.boot(qemu.Boot(kernel=workspace.kernel_image(tree), plan=TRACE_PLAN, outdir=out,
 				cmdline=HALT, cpu='qemu64', timeout=300, seed=seed,
 				what=f'bench {label}'))
-	m = {'status': b.status, 'secs': b.secs}
+	m: Figures = {'status': b.status, 'secs': b.secs}
 	for name in ('control', 'bc'):
 		m[name] = hops.summary(hops.sleeps(guestdata.trace(b.data, name)))
 	return m
 
 
-def coalesce_boot(tree, w_us, label, outroot, seed, arch=workspace.ARCH):
+def coalesce_boot(tree: str, w_us: int, label: str, outroot: Path, seed: int,
+		  arch: str = workspace.ARCH) -> Figures:
 	"""One traced halt-flavour boot; ours with coalescing window w_us."""
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
@@ -274,7 +313,8 @@ def coalesce_boot(tree, w_us, label, outroot, seed, arch=workspace.ARCH):
 	return m
 
 
-def per_sleep(res, co, bc_runs=None):
+def per_sleep(res: guestdata.Report, co: Optional[Dict[str, Optional[float]]],
+	      bc_runs: Optional[int] = None) -> Dict[str, float]:
 	"""Interrupts per 100 tbprobe sleeps of the broadcast run (snapshots
 	mid..end around it, the trace over it): kernels that wake late also
 	complete fewer sleeps per second, so per second would flatter them.
@@ -290,26 +330,29 @@ def per_sleep(res, co, bc_runs=None):
 	if bc_runs is not None and 'LOC' not in ib:
 		out = {'irq0_per_100': 100 * bc_runs / n}
 	for k in ('ipis', 'early', 'waking'):
-		if co and co.get(k) is not None:
-			out[f'{k}_per_100'] = 100 * co[k] / n
+		x = co.get(k) if co else None
+		if x is not None:
+			out[f'{k}_per_100'] = 100 * x / n
 	return out
 
 
-def run_coalesce(outroot, runs=RUNS, arch=workspace.ARCH):
+def run_coalesce(outroot: Path, runs: int = RUNS,
+		 arch: str = workspace.ARCH) -> Dict[Union[str, int], List[Figures]]:
 	"""{'base': [m...], 0: [m...], 100: [...], ...}: W in microseconds."""
-	cols = ['base'] + list(COALESCE_W_US)
-	raw = {c: [] for c in cols}
+	cols: List[Union[str, int]] = ['base', *COALESCE_W_US]
+	raw: Dict[Union[str, int], List[Figures]] = {c: [] for c in cols}
 	tag = '' if arch == workspace.ARCH else f'{arch}-'
 	for r in range(runs):
 		for c in (cols if r % 2 == 0 else cols[::-1]):
 			tree = 'base' if c == 'base' else 'ours'
-			w = 0 if c == 'base' else c
+			w = c if isinstance(c, int) else 0
 			raw[c].append(coalesce_boot(tree, w, f'coalesce-{tag}{c}-{r}', outroot, r + 1,
 						    arch))
 	return raw
 
 
-def workload_boots(raw, w, tree, r, outroot, deterministic=False):
+def workload_boots(raw: Dict[str, Any], w: str, tree: str, r: int, outroot: Path,
+		   deterministic: bool = False) -> None:
 	"""One run of workload w on tree: the broadcast boot and its ARAT control.
 
 	deterministic: under ICOUNT, every run with the same seed, so that the
@@ -317,36 +360,38 @@ def workload_boots(raw, w, tree, r, outroot, deterministic=False):
 	(it would only time instructions).
 	"""
 	wl = WORKLOADS[w]
-	arch = wl['arch']
-	flavour = wl.get('flavour')
+	arch = wl.arch
+	flavour = wl.flavour
 	# the test driver's state, or the firmware's for the kernel's own drivers
 	timerstop = scenarios.timerstop(flavour) if flavour else []
-	kernel = dict(variant=wl.get('variant', ''), fw=wl.get('firmware'), smp=wl.get('smp', 4))
+	fw = wl.firmware or None
 	extra = KBENCH_CMDLINE if flavour == 'halt' else []
-	plan = BASE_PLAN + (PROF_PLAN if (flavour == 'halt' or wl.get('prof')) and
+	plan = BASE_PLAN + (PROF_PLAN if (flavour == 'halt' or wl.prof) and
 			    not deterministic else [])
-	if 'firmware' in wl:
+	if wl.firmware:
 		plan = scenarios.keep_shallow(plan)
-	if deterministic:
-		kernel['extra_qemu'] = ICOUNT
+	extra_qemu = ICOUNT if deterministic else []
 	seed, tag = (1, 'det-') if deterministic else (r + 1, '')
 	raw['workloads'][w][tree].append(
 		boot(tree, f'{tag}{w}-{tree}-{r}', plan, outroot, timerstop + extra, seed=seed,
-		     arch=arch, **kernel))
-	if wl['arat']:
+		     arch=arch, variant=wl.variant, fw=fw, smp=wl.smp, extra_qemu=extra_qemu))
+	if wl.arat:
 		# x86: an always-running LAPIC timer; arm64: QEMU's own device
 		# tree, whose arch timer is "always-on"
-		arat = dict(cpu='qemu64,+arat') if arch == 'x86_64' else dict(timer_stops=False)
+		cpu, timer_stops = ('qemu64,+arat', True) if arch == 'x86_64' else (None, False)
 		raw['arat'][w][tree].append(
 			boot(tree, f'{tag}{w}-arat-{tree}-{r}', ARAT_PLAN, outroot, timerstop,
-			     seed=seed, arch=arch, **arat, **kernel))
+			     seed=seed, arch=arch, cpu=cpu, timer_stops=timer_stops,
+			     variant=wl.variant, fw=fw, smp=wl.smp, extra_qemu=extra_qemu))
 
 
-def run_deterministic(outroot, runs=DET_RUNS, names=DET_WORKLOADS):
+def run_deterministic(outroot: Path, runs: int = DET_RUNS,
+		      names: Sequence[str] = DET_WORKLOADS) -> Dict[str, Any]:
 	"""Workloads names (of DET_WORKLOADS) under ICOUNT, runs times each
 	per kernel, all with the same seed."""
-	raw = {'workloads': {w: {t: [] for t in TREES} for w in names},
-	       'arat': {w: {t: [] for t in TREES} for w in names if WORKLOADS[w]['arat']}}
+	raw: Dict[str, Any] = {
+		'workloads': {w: {t: [] for t in TREES} for w in names},
+		'arat': {w: {t: [] for t in TREES} for w in names if WORKLOADS[w].arat}}
 	for r in range(runs):
 		for w in names:
 			for tree in TREES if r % 2 == 0 else TREES[::-1]:
@@ -354,7 +399,7 @@ def run_deterministic(outroot, runs=DET_RUNS, names=DET_WORKLOADS):
 	return raw
 
 
-def storm_boot(tree, smp, seed, outroot):
+def storm_boot(tree: str, smp: int, seed: int, outroot: Path) -> Figures:
 	"""One wake-up storm boot: lateness of the last CPU out of each round
 	and of all CPUs, deep state off (control) and on (bc)."""
 	label = f'storm-{tree}-smp{smp}-{seed}'
@@ -364,7 +409,7 @@ def storm_boot(tree, smp, seed, outroot):
 				cmdline=HALT, smp=smp, qemu=list(ICOUNT), timeout=600, seed=seed,
 				what=f'bench {label}'))
 	lat = guestdata.parse(b.data).lat
-	m = {'status': b.status, 'secs': b.secs}
+	m: Figures = {'status': b.status, 'secs': b.secs}
 	for run, n in re.findall(r'^@@storm (\S+) missed=(\d+)', b.data, re.M):
 		m[f'{run}_missed'] = int(n)
 	for run in ('control', 'bc'):
@@ -380,9 +425,9 @@ def storm_boot(tree, smp, seed, outroot):
 	return m
 
 
-def run_storm(outroot, runs=STORM_RUNS):
+def run_storm(outroot: Path, runs: int = STORM_RUNS) -> Dict[int, Dict[str, List[Figures]]]:
 	"""{smp: {tree: [m...]}}: seeds 1..runs, the kernels alternating."""
-	raw = {n: {t: [] for t in TREES} for n in STORM_SMP}
+	raw: Dict[int, Dict[str, List[Figures]]] = {n: {t: [] for t in TREES} for n in STORM_SMP}
 	for r in range(runs):
 		for n in STORM_SMP:
 			for tree in TREES if r % 2 == 0 else TREES[::-1]:
@@ -390,14 +435,16 @@ def run_storm(outroot, runs=STORM_RUNS):
 	return raw
 
 
-def run_all(outroot, runs=RUNS, scaling_runs=SCALING_RUNS, names=tuple(WORKLOADS)):
+def run_all(outroot: Path, runs: int = RUNS, scaling_runs: int = SCALING_RUNS,
+	    names: Sequence[str] = tuple(WORKLOADS)) -> Dict[str, Any]:
 	"""Boot every selected workload; the traced boots and the scaling runs
 	(x86 HPET) come with hpet-halt."""
 	x86 = 'hpet-halt' in names
-	raw = {'workloads': {w: {t: [] for t in TREES} for w in names},
-	       'trace': {t: [] for t in TREES},
-	       'arat': {w: {t: [] for t in TREES} for w in names if WORKLOADS[w]['arat']},
-	       'scaling': {n: {t: [] for t in TREES} for n in SCALING_SMP}}
+	raw: Dict[str, Any] = {
+		'workloads': {w: {t: [] for t in TREES} for w in names},
+		'trace': {t: [] for t in TREES},
+		'arat': {w: {t: [] for t in TREES} for w in names if WORKLOADS[w].arat},
+		'scaling': {n: {t: [] for t in TREES} for n in SCALING_SMP}}
 	for r in range(runs):
 		order = TREES if r % 2 == 0 else TREES[::-1]
 		for w in names:
@@ -417,26 +464,27 @@ def run_all(outroot, runs=RUNS, scaling_runs=SCALING_RUNS, names=tuple(WORKLOADS
 
 # ---------------------------------------------------------------- reporting
 
-def values(runs, key):
+def values(runs: Sequence[Figures], key: str) -> List[float]:
 	return [m[key] for m in runs if isinstance(m.get(key), (int, float))]
 
 
-def med(v):
+def med(v: Sequence[float]) -> Optional[float]:
 	return statistics.median(v) if v else None
 
 
-def cell(v, fmt='{:.0f}'):
+def cell(v: Sequence[float], fmt: str = '{:.0f}') -> str:
 	if not v:
 		return 'n/a'
 	lo, hi = min(v), max(v)
 	return f'{fmt.format(med(v))} [{fmt.format(lo)}-{fmt.format(hi)}]'
 
 
-def ratio(a, b):
-	return f'{med(a) / med(b):.2f}x' if a and b and med(b) else 'n/a'
+def ratio(a: Sequence[float], b: Sequence[float]) -> str:
+	ma, mb = med(a), med(b)
+	return f'{ma / mb:.2f}x' if ma is not None and mb else 'n/a'
 
 
-def table(title, rows, header):
+def table(title: str, rows: List[List[str]], header: List[str]) -> str:
 	w0 = max(len(r[0]) for r in rows + [header])
 	widths = [w0] + [max(len(r[i]) for r in rows + [header]) for i in range(1, len(header))]
 	lines = [title, '  '.join(h.ljust(widths[i]) for i, h in enumerate(header))]
@@ -446,11 +494,11 @@ def table(title, rows, header):
 	return '\n'.join(lines)
 
 
-def workload_table(name, raw):
+def workload_table(name: str, raw: Dict[str, Any]) -> str:
 	wl = WORKLOADS[name]
 	runs = raw['workloads'][name]
 	b, o = runs['base'], runs['ours']
-	rows = []
+	rows: List[List[str]] = []
 	for k, label in (('bc_p50', 'lateness p50 (us)'), ('bc_p90', 'lateness p90 (us)'),
 			 ('bc_p99', 'lateness p99 (us)'), ('bc_max', 'lateness max (us)'),
 			 ('control_p99', 'control p99, deep state off (us)')):
@@ -459,7 +507,7 @@ def workload_table(name, raw):
 	rows.append(['p99 / control p99, same boot', cell(values(b, 'bc_over_control'), '{:.2f}x'),
 		     cell(values(o, 'bc_over_control'), '{:.2f}x'),
 		     ratio(values(o, 'bc_over_control'), values(b, 'bc_over_control'))])
-	if wl['arat']:
+	if wl.arat:
 		ab, ao = raw['arat'][name]['base'], raw['arat'][name]['ours']
 		rows.append(['control p99, ARAT same deep state (us)', cell(values(ab, 'bc_p99')),
 			     cell(values(ao, 'bc_p99')), ratio(values(ao, 'bc_p99'), values(ab, 'bc_p99'))])
@@ -468,26 +516,26 @@ def workload_table(name, raw):
 		rows.append(['p99 / ARAT p99, same run', cell(rb, '{:.2f}x'), cell(ro, '{:.2f}x'),
 			     ratio(ro, rb)])
 	irqs = ((('irq0_per_s', 'broadcast device irqs/s (IRQ0)'),
-		 ('loc_per_s', 'LOC irqs/s (local timer + wake IPIs)')) if wl['arch'] == 'x86_64'
+		 ('loc_per_s', 'LOC irqs/s (local timer + wake IPIs)')) if wl.arch == 'x86_64'
 		else (('bcipi_per_s', 'wake IPIs/s (timer broadcast IPI)'),))
 	for k, label in irqs + (('residency_pct', 'deep-idle residency (%)'),):
 		fmt = '{:.1f}' if 'pct' in k else '{:.0f}'
 		rows.append([label, cell(values(b, k), fmt), cell(values(o, k), fmt),
 			     ratio(values(o, k), values(b, k))])
-	for st in wl.get('states', ()):
+	for st in wl.states:
 		k = f'entries_{st}_per_s'
 		rows.append([f'{st} entries/s, all CPUs', cell(values(b, k)), cell(values(o, k)),
 			     ratio(values(o, k), values(b, k))])
-		if wl['arat']:
+		if wl.arat:
 			ab, ao = raw['arat'][name]['base'], raw['arat'][name]['ours']
 			rows.append([f'{st} entries/s, ARAT control', cell(values(ab, k)),
 				     cell(values(ao, k)), ratio(values(ao, k), values(ab, k))])
-	if wl.get('flavour') == 'halt':
+	if wl.flavour == 'halt':
 		rows.append(['enter+exit pair, in-kernel loop (ns)', cell(values(b, 'kbench_pair_ns')),
 			     cell(values(o, 'kbench_pair_ns')),
 			     ratio(values(o, 'kbench_pair_ns'), values(b, 'kbench_pair_ns'))])
-	if wl.get('flavour') == 'halt' or wl.get('prof'):
-		ipi = ARCHES[wl['arch']].ipi_func
+	if wl.flavour == 'halt' or wl.prof:
+		ipi = ARCHES[wl.arch].ipi_func
 		for fn, label in PROF_FUNCS.items():
 			k = f'prof_{fn}_ns'
 			if fn in {a.ipi_func for a in ARCHES.values()} and fn != ipi:
@@ -497,11 +545,11 @@ def workload_table(name, raw):
 		k = f'prof_{ipi}_per_s'
 		rows.append(['wake IPI sends/s (profiler run)', cell(values(b, k)), cell(values(o, k)),
 			     ratio(values(o, k), values(b, k))])
-	return table(f'== {name}: {wl["doc"]}, {len(b)}+{len(o)} runs: median [min-max] ==',
+	return table(f'== {name}: {wl.doc}, {len(b)}+{len(o)} runs: median [min-max] ==',
 		     rows, ['metric', 'base (upstream)', 'ours', 'ours/base'])
 
 
-def ours_stats_table(name, raw):
+def ours_stats_table(name: str, raw: Dict[str, Any]) -> str:
 	runs = [m for m in raw['workloads'][name]['ours'] if 'stats' in m]
 	if not runs:
 		return ''
@@ -528,10 +576,10 @@ PARTS = (
 )
 
 
-def part_values(runs, key):
+def part_values(runs: Sequence[Figures], key: str) -> List[float]:
 	"""bench_parts' key over the boots runs; 'pair-local' is the pair less
 	the local device: the broadcast code's own share."""
-	out = []
+	out: List[float] = []
 	for m in runs:
 		p = m.get('kbench_parts') or {}
 		if key == 'pair-local':
@@ -542,15 +590,15 @@ def part_values(runs, key):
 	return out
 
 
-def parts_table(raw):
+def parts_table(raw: Dict[str, Any]) -> str:
 	"""The enter+exit pair and its building blocks, both kernels, same boots."""
 	runs = raw['workloads']['hpet-halt']
 
-	def vals(tree, key):
+	def vals(tree: str, key: str) -> List[float]:
 		return part_values(runs[tree], key)
 	if not vals('base', 'pair') and not vals('ours', 'pair'):
 		return 'enter+exit parts: no results'
-	rows = []
+	rows: List[List[str]] = []
 	for key, label in PARTS + (('pair-local', 'pair - local device: the broadcast code\'s own share'),):
 		b, o = vals('base', key), vals('ours', key)
 		rows.append([f'{key}: {label}', cell(b), cell(o), ratio(o, b)])
@@ -561,14 +609,14 @@ def parts_table(raw):
 		     ['part', 'base (upstream)', 'ours', 'ours/base'])
 
 
-def deterministic_table(name, det):
+def deterministic_table(name: str, det: Dict[str, Any]) -> str:
 	"""Workload name under ICOUNT: lateness of the broadcast run, its
 	control in the same boot (deep state off) and the ARAT boot (the same
 	deep state on a timer that never stops), and the enter+exit pair."""
 	runs, arat = det['workloads'][name], det['arat'].get(name, {})
-	rows = []
+	rows: List[List[str]] = []
 
-	def add(label, b, o, fmt='{:.1f}'):
+	def add(label: str, b: Sequence[float], o: Sequence[float], fmt: str = '{:.1f}') -> None:
 		rows.append([label, cell(b, fmt), cell(o, fmt), ratio(o, b)])
 	for run, label in (('control', 'deep state off'), ('bc', 'broadcast')):
 		for p in ('p50', 'p90', 'p99'):
@@ -597,9 +645,9 @@ def deterministic_table(name, det):
 		     'on hardware) ==', rows, ['', 'base (upstream)', 'ours', 'ours/base'])
 
 
-def storm_table(storm):
+def storm_table(storm: Dict[int, Dict[str, List[Figures]]]) -> str:
 	"""The wake-up storm: one row per vCPU count and measure."""
-	rows = []
+	rows: List[List[str]] = []
 	for n, runs in storm.items():
 		# a boot that did not finish measured nothing worth a median
 		b, o = ([m for m in runs[t] if m['status'] == 'done'] for t in TREES)
@@ -620,14 +668,14 @@ def storm_table(storm):
 		     'us, median [min-max] ==', rows, ['', 'base (upstream)', 'ours', 'ours/base'])
 
 
-def hops_table(raw):
+def hops_table(raw: Dict[str, Any]) -> str:
 	"""Where the late wakeups lost their time, from the traced boots."""
 	cols = [('base', 'bc'), ('ours', 'bc'), ('base', 'control'), ('ours', 'control')]
 
-	def vals(tree, run, key):
+	def vals(tree: str, run: str, key: str) -> List[float]:
 		return [m[run][key] / 1000 for m in raw['trace'][tree]
 			if m.get(run) and isinstance(m[run].get(key), (int, float))]
-	rows = []
+	rows: List[List[str]] = []
 	for key, label in (('p99_late', 'hrtimer lateness p99 (us)'),
 			   ('tail_late', 'latest 5%: lateness (us)'),
 			   ('tail_irq0', '  expiry time -> IRQ0 handler (us)'),
@@ -643,8 +691,8 @@ def hops_table(raw):
 		      'base control', 'ours control'])
 
 
-def scaling_table(raw):
-	rows = []
+def scaling_table(raw: Dict[str, Any]) -> str:
+	rows: List[List[str]] = []
 	for n in SCALING_SMP:
 		b, o = raw['scaling'][n]['base'], raw['scaling'][n]['ours']
 		row = [f'-smp {n}']
@@ -660,20 +708,21 @@ def scaling_table(raw):
 		      'p99 base (us)', 'p99 ours (us)', 'ratio'])
 
 
-def coalesce_table(raw, runs, arch=workspace.ARCH):
+def coalesce_table(raw: Dict[Union[str, int], List[Figures]], runs: int,
+		   arch: str = workspace.ARCH) -> str:
 	"""One row per kernel and window; medians over the runs."""
-	def v(col, key, sub=False):
-		out = []
+	def v(col: Union[str, int], key: str, sub: bool = False) -> List[float]:
+		out: List[float] = []
 		for m in raw[col]:
 			x = (m.get('coalesce') or {}).get(key) if sub else m.get(key)
 			if isinstance(x, (int, float)):
 				out.append(x)
 		return out
 
-	def c(x, fmt='{:.0f}'):
+	def c(x: Sequence[float], fmt: str = '{:.0f}') -> str:
 		return fmt.format(med(x)) if x else 'n/a'
 	base = {k: v('base', k) for k in ('irq0_per_100', 'loc_per_100', 'bc_p99')}
-	rows = []
+	rows: List[List[str]] = []
 	for col in raw:
 		ours = col != 'base'
 		row = ['base' if not ours else f'W={col} us', c(v(col, 'irq0_per_s'))]
@@ -697,11 +746,11 @@ def coalesce_table(raw, runs, arch=workspace.ARCH):
 		      'early > W', 'late p50 (us)', 'late p99 (us)', 'p99/base', 'expiries/optimum'])
 
 
-def core_table(raw):
+def core_table(raw: Dict[str, Any]) -> str:
 	runs = [m['core_bench'] for m in raw['workloads']['hpet-halt']['ours'] if 'core_bench' in m]
 	if not runs:
 		return 'core microbenchmark: no results'
-	rows = []
+	rows: List[List[str]] = []
 	for i, (n, _, _) in enumerate(runs[0]):
 		e = [r[i][1] for r in runs if len(r) > i]
 		s = [r[i][2] for r in runs if len(r) > i]
@@ -711,7 +760,7 @@ def core_table(raw):
 		     ['n', 'ours: timerqueue', 'upstream shape: scan', 'ours/scan'])
 
 
-def plot(raw, path):
+def plot(raw: Dict[str, Any], path: Path) -> str:
 	try:
 		import matplotlib
 	except ImportError:
@@ -732,7 +781,7 @@ def plot(raw, path):
 			  ('ours, broadcast', [s for m in runs['ours'] for s in m['raw']['bc']]),
 			  ('control, deep state off',
 			   [s for t in TREES for m in runs[t] for s in m['raw']['control']])]
-		if WORKLOADS[name]['arat']:
+		if WORKLOADS[name].arat:
 			curves.append(('control, ARAT same deep state',
 				       [s for t in TREES for m in raw['arat'][name][t]
 					for s in m['raw']['bc']]))
@@ -752,7 +801,7 @@ def plot(raw, path):
 	return f'lateness CDFs: {path}'
 
 
-def cmd_bench(args):
+def cmd_bench(args: argparse.Namespace) -> None:
 	t0 = time.time()
 	workspace.install_deps(depends={'/usr/lib/python3/dist-packages/matplotlib':
 					'python3-matplotlib'})
@@ -769,7 +818,7 @@ def cmd_bench(args):
 		names = [n for n in names if n in DET_WORKLOADS] or list(DET_WORKLOADS)
 	elif part == 'storm':
 		names = ['hpet-halt']
-	for arch, variant in sorted({(WORKLOADS[n]['arch'], WORKLOADS[n].get('variant', ''))
+	for arch, variant in sorted({(WORKLOADS[n].arch, WORKLOADS[n].variant)
 				     for n in names}):
 		for tree in TREES:
 			workspace.build_or_die(tree, variant, arch=arch)
@@ -786,9 +835,9 @@ def cmd_bench(args):
 	storm = x86 and part in ('all', 'storm')
 	nboots = args.runs * (len(COALESCE_W_US) + 1) * len(co_arches)
 	nboots += storm * STORM_RUNS * len(STORM_SMP) * len(TREES)
-	nboots += DET_RUNS * len(TREES) * sum(1 + WORKLOADS[n]['arat'] for n in det_names)
+	nboots += DET_RUNS * len(TREES) * sum(1 + WORKLOADS[n].arat for n in det_names)
 	if not only:
-		nboots += (args.runs * (len(names) + sum(WORKLOADS[n]['arat'] for n in names) + x86)
+		nboots += (args.runs * (len(names) + sum(WORKLOADS[n].arat for n in names) + x86)
 			   + x86 * args.scaling_runs * len(SCALING_SMP)) * len(TREES)
 	log(f'bench: {nboots} boots of 10 s to 3 minutes each; logs in {outroot}')
 	raw = {} if only else run_all(outroot, args.runs, args.scaling_runs, names)
