@@ -16,11 +16,13 @@ acpi_idle instead of the test driver (variant acpi and its scenario),
 and our debug kernel. One line per test, then "N passed, N failed".
 """
 
+import argparse
 import posixpath
 import re
 import subprocess
 import time
 import unittest
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import configbuilds
 import patchset
@@ -32,50 +34,54 @@ import series
 import seriessteps
 import stress
 import workspace
+from guestdata import Metrics
 from progress import Failed, log
 from results import Row, Status
 
 
-def unit_tests():
+def unit_tests() -> List[Row]:
 	"""The testbed's unittest suite (tests/test_*.py), one row per test."""
 	suite = unittest.defaultTestLoader.discover(str(workspace.TOOLS / 'tests'),
 						    top_level_dir=str(workspace.TOOLS))
-	rows = []
+	rows: List[Row] = []
 
 	class Rows(unittest.TestResult):
-		def addSuccess(self, test):
+		def addSuccess(self, test: unittest.TestCase) -> None:
 			rows.append(Row(f'unit/{test.id()}', Status.PASS, ''))
 
-		def addFailure(self, test, err):
-			rows.append(Row(f'unit/{test.id()}', Status.FAIL,
-					self._exc_info_to_string(err, test)[-1500:]))
+		def addFailure(self, test: unittest.TestCase, err: Any) -> None:
+			# TestResult's own formatting (typeshed leaves the private
+			# helper out)
+			text = self._exc_info_to_string(err, test)  # type: ignore[attr-defined]
+			rows.append(Row(f'unit/{test.id()}', Status.FAIL, text[-1500:]))
 
 		addError = addFailure
 
-		def addSubTest(self, test, subtest, err):
+		def addSubTest(self, test: unittest.TestCase, subtest: unittest.TestCase,
+			       err: Any) -> None:
 			# a failed subtest fails its test, whose addSuccess never comes
 			if err is not None:
 				self.addFailure(subtest, err)
 
-		def addSkip(self, test, reason):
+		def addSkip(self, test: unittest.TestCase, reason: str) -> None:
 			rows.append(Row(f'unit/{test.id()}', Status.SKIP, reason))
 	suite.run(Rows())
 	return rows
 
 
-def series_paths():
+def series_paths() -> List[str]:
 	"""The series' own files, as repository paths."""
 	return patchset.repo_paths(workspace.unpack_pristine())
 
 
-def c_sources():
+def c_sources() -> List[str]:
 	return [p for p in series_paths() if p.endswith('.c')]
 
 
-def kerneldoc():
+def kerneldoc() -> List[Row]:
 	"""scripts/kernel-doc -none -Wall on our C files and headers."""
 	pristine = workspace.unpack_pristine()
-	rows = []
+	rows: List[Row] = []
 	for rel in [p for p in series_paths() if p.endswith(('.c', '.h'))]:
 		r = subprocess.run(['perl', 'scripts/kernel-doc', '-none', '-Wall',
 				    str(workspace.REPO / rel)], capture_output=True, text=True,
@@ -89,7 +95,7 @@ def kerneldoc():
 NONSTATIC_DEF = re.compile(r'^(?!static\b)(?:[a-z_][\w \*]*?)\b(\w+)\([^;{]*\)\n\{', re.M)
 
 
-def function_texts(text):
+def function_texts(text: str) -> Dict[str, str]:
 	"""{name: definition up to its closing brace} of the non-static
 	functions in C source text."""
 	out = {}
@@ -99,25 +105,25 @@ def function_texts(text):
 	return out
 
 
-def kerneldoc_coverage():
+def kerneldoc_coverage() -> List[Row]:
 	"""Every non-static function of our kernel code has a kernel-doc
 	comment, except upstream's that the series leaves as they are (the
 	same definition in the pristine file)."""
 	pristine = workspace.unpack_pristine()
-	rows = []
+	rows: List[Row] = []
 	for rel in [p for p in c_sources() if '/tests/' not in p]:
 		text = (workspace.REPO / rel).read_text()
 		old = pristine / rel
 		before = function_texts(old.read_text()) if old.exists() else {}
 		upstream = {n for n, t in function_texts(text).items() if before.get(n) == t}
-		missing = []
+		missing: List[str] = []
 		# A function defined twice under #ifdef is documented once.
 		documented = set(re.findall(r'^/\*\*\n \* (\w+) - ', text, re.M))
 		for m in NONSTATIC_DEF.finditer(text):
 			if m.group(1) in documented or m.group(1) in upstream:
 				continue
-			before = text[:m.start()].rstrip()
-			block = before[before.rfind('/*'):] if before.endswith('*/') else ''
+			head = text[:m.start()].rstrip()
+			block = head[head.rfind('/*'):] if head.endswith('*/') else ''
 			if not block.startswith('/**') or f' {m.group(1)} - ' not in block.split('\n')[1]:
 				missing.append(m.group(1))
 		rows.append(Row(f'static/kernel-doc-coverage/{rel}', Status.of(not missing),
@@ -125,7 +131,7 @@ def kerneldoc_coverage():
 	return rows
 
 
-def included_sources(sources, read):
+def included_sources(sources: Sequence[str], read: Callable[[str], str]) -> Set[str]:
 	"""The C files among sources that another of them #includes.
 
 	They are no objects of their own: they are checked as part of the
@@ -139,10 +145,10 @@ def included_sources(sources, read):
 	return included & set(sources)
 
 
-def sparse_w1(tree):
+def sparse_w1(tree: str) -> List[Row]:
 	"""sparse (C=2) and W=1 on the objects of our C files, in tree's build."""
 	src = workspace.tree_dir(tree)
-	rows = []
+	rows: List[Row] = []
 	sources = c_sources()
 	skip = included_sources(sources, lambda rel: (workspace.REPO / rel).read_text())
 	for rel in [s for s in sources if s not in skip]:
@@ -157,7 +163,7 @@ def sparse_w1(tree):
 	return rows
 
 
-def series_checks(quick=False):
+def series_checks(quick: bool = False) -> List[Row]:
 	"""The series as patches, the build bots' configurations, htmldocs."""
 	log('check: the series as git patches: export, git am, checkpatch, '
 	    'get_maintainer' + ('' if quick else ', a build after every patch'))
@@ -175,7 +181,7 @@ def series_checks(quick=False):
 	return rows
 
 
-def step_kunit():
+def step_kunit() -> List[Row]:
 	"""The x86 KUnit suites on every step of the series that has them."""
 	log('check: the x86_64 KUnit suites after every patch that has them')
 	try:
@@ -184,15 +190,15 @@ def step_kunit():
 		return [Row('step/kunit', Status.FAIL, str(e))]
 
 
-def cmd_check(args):
+def cmd_check(args: argparse.Namespace) -> None:
 	t0 = time.time()
-	rows = []
+	rows: List[Row] = []
 
-	def emit(new):
+	def emit(new: Sequence[Row]) -> None:
 		results.print_rows(new)
 		rows.extend(new)
 
-	def build(tree, variant='', arch=workspace.ARCH):
+	def build(tree: str, variant: str = '', arch: str = workspace.ARCH) -> bool:
 		try:
 			workspace.build(tree, variant, arch=arch)
 			return True
@@ -201,7 +207,7 @@ def cmd_check(args):
 				  str(e))])
 			return False
 
-	def scenario_rows(names, tree):
+	def scenario_rows(names: Sequence[str], tree: str) -> None:
 		for n in names:
 			row = runs.run(n, tree, outroot)
 			metrics[(n, tree)] = row.metrics
@@ -215,7 +221,7 @@ def cmd_check(args):
 	names = ['hpet-irqoff'] if args.quick else scenarios.names('x86_64', '')
 	arm64 = [] if args.quick else scenarios.names('arm64', '')
 	outroot = workspace.RUNS / 'check'
-	metrics = {}
+	metrics: Dict[Tuple[str, str], Optional[Metrics]] = {}
 	for tree in workspace.TREES:
 		if not build(tree):
 			continue

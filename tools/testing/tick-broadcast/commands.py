@@ -4,46 +4,51 @@ kunit, scenario, unit. Each ends by printing where its outputs are and
 exits non-zero when something it checked failed.
 """
 
+import argparse
 import shutil
 import sys
 import unittest
+from typing import List, Sequence
 
 import qemu
 import results
 import runs
 import scenarios
 import workspace
+from guestdata import Metrics
 from progress import log
+from results import Row
 
 
-def cmd_deps(_args):
+def cmd_deps(_args: argparse.Namespace) -> None:
 	workspace.install_deps()
 	log('deps: every package is installed')
 
 
-def cmd_prepare(_args):
+def cmd_prepare(_args: argparse.Namespace) -> None:
 	dirs = workspace.prepare_all()
 	log(f'prepare: trees at {", ".join(map(str, dirs))}')
 
 
-def cmd_build(args):
+def cmd_build(args: argparse.Namespace) -> None:
 	for tree in args.trees:
 		workspace.build_or_die(tree, args.variant, prepare=not args.no_prepare,
 				       arch=args.arch)
 	log(f'build: logs in {workspace.RUNS}/build-<tree>.log')
 
 
-def cmd_initramfs(_args):
+def cmd_initramfs(_args: argparse.Namespace) -> None:
 	print(qemu.initramfs())
 
 
-def _print_row(row):
+def _print_row(row: Row[Metrics]) -> None:
+	assert row.outdir is not None		# runs.run() always sets it
 	print((row.outdir / 'report.txt').read_text())
 	print(f'{row.status.name} {row.name}: {row.detail}')
 	print(f'logs: {row.outdir} (console.log, data.log, qemu.cmd, report.txt)\n')
 
 
-def cmd_report(args):
+def cmd_report(args: argparse.Namespace) -> None:
 	"""Boot hpet-irqoff on tree and print the report; fail if a verdict does."""
 	workspace.build_or_die(args.tree)
 	outroot = workspace.RUNS / 'report'
@@ -53,13 +58,13 @@ def cmd_report(args):
 	sys.exit(results.exit_status([row]))
 
 
-def print_rows(rows, where=''):
+def print_rows(rows: Sequence[Row], where: str = '') -> None:
 	"""One line per test row, a failure's detail under it, and the count."""
 	results.print_rows(rows)
 	print(results.summary(rows) + where)
 
 
-def cmd_kunit(args):
+def cmd_kunit(args: argparse.Namespace) -> None:
 	workspace.build_or_die(args.tree, args.variant, arch=args.arch)
 	qemu_args = qemu.kunit_arm64_args() if args.arch == 'arm64' else ()
 	rows = workspace.kunit(args.tree, args.variant, arch=args.arch, qemu_args=qemu_args)
@@ -68,7 +73,7 @@ def cmd_kunit(args):
 	sys.exit(results.exit_status(rows))
 
 
-def cmd_scenario(args):
+def cmd_scenario(args: argparse.Namespace) -> None:
 	names = [args.name] if args.name != 'all' else list(scenarios.SCENARIOS)
 	if not args.no_build:
 		# a scenario's own kernel variant (acpi) unless one is asked for
@@ -77,7 +82,7 @@ def cmd_scenario(args):
 				       for n in names}):
 			workspace.build_or_die(args.tree, v, prepare=not args.no_prepare, arch=arch)
 	outroot = workspace.RUNS / 'scenarios'
-	rows = []
+	rows: List[Row[Metrics]] = []
 	for n in names:
 		row = runs.run(n, args.tree, outroot, args.seed, args.variant, retry=not args.no_retry)
 		_print_row(row)
@@ -86,7 +91,7 @@ def cmd_scenario(args):
 	sys.exit(results.exit_status(rows))
 
 
-def cmd_unit(args):
+def cmd_unit(args: argparse.Namespace) -> None:
 	"""The testbed's own unit tests (tests/), no build needed."""
 	suite = unittest.defaultTestLoader.discover(str(workspace.TOOLS / 'tests'),
 						    top_level_dir=str(workspace.TOOLS))

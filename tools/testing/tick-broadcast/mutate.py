@@ -45,6 +45,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, List, Optional, Sequence, Set, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -73,7 +74,7 @@ class Mutant:
 	what: str
 	old: str
 	new: str
-	boot: tuple = ()
+	boot: Tuple[str, ...] = ()
 
 
 MUTANTS = [
@@ -222,9 +223,10 @@ MUTANTS = [
 ]
 
 
-def check_list(tree):
+def check_list(tree: Path) -> List[str]:
 	"""Errors of the list against the files in tree (a kernel tree or the repo)."""
-	errors, seen = [], set()
+	errors: List[str] = []
+	seen: Set[str] = set()
 	for m in MUTANTS:
 		if m.id in seen:
 			errors.append(f'{m.id}: duplicate id')
@@ -235,7 +237,7 @@ def check_list(tree):
 	return errors
 
 
-def write_new(path, data):
+def write_new(path: Path, data: bytes) -> None:
 	"""Write path as a new file: a hard link to the ours tree stays unchanged."""
 	tmp = path.with_name(path.name + '.mutate-tmp')
 	tmp.write_bytes(data)
@@ -244,11 +246,11 @@ def write_new(path, data):
 
 # ---------------------------------------------------------------- scratch tree
 
-def scratch_dir():
+def scratch_dir() -> Path:
 	return workspace.workdir() / 'mutate'
 
 
-def make_scratch(ours):
+def make_scratch(ours: Path) -> Path:
 	"""The scratch tree: ours hard-linked, its build directory copied.
 
 	The series' files are copied rather than linked: preparing the ours
@@ -278,14 +280,14 @@ def make_scratch(ours):
 	return scratch
 
 
-def restore(scratch, ours, paths):
+def restore(scratch: Path, ours: Path, paths: Iterable[str]) -> None:
 	for p in paths:
 		write_new(scratch / p, (ours / p).read_bytes())
 
 
 # ---------------------------------------------------------------- stages
 
-def results(json_path, logtext):
+def results(json_path: Path, logtext: str) -> Tuple[List[str], str]:
 	"""(failed case names, summary) of a kunit.py run; a crash fails.
 
 	Names are suite.case (suite.case.parameter); the cases a crash or a
@@ -296,7 +298,7 @@ def results(json_path, logtext):
 		doc = json.loads(text)
 	except (OSError, ValueError):
 		return ['(no results: crash or timeout)'], 'no results'
-	failed = []
+	failed: List[str] = []
 	for row in workspace.kunit_rows(text, logtext, 'kunit'):
 		name = row.name[len('kunit/'):].replace('/', '.')
 		if row.status is not Status.FAIL or name == 'run':
@@ -313,7 +315,7 @@ def results(json_path, logtext):
 	return failed, done.group(1) if done else 'incomplete'
 
 
-def x86_build(scratch, logdir):
+def x86_build(scratch: Path, logdir: Path) -> bool:
 	cmd = ['make', 'ARCH=x86_64', f'O={workspace.build_dir_name()}',
 	       f'--jobs={workspace.JOBS}', 'CC=ccache gcc', 'bzImage']
 	rc, _ = run_logged(cmd, logdir / 'build-x86_64.log', 'mutate: x86_64 build',
@@ -321,7 +323,7 @@ def x86_build(scratch, logdir):
 	return rc == 0
 
 
-def x86_kunit(scratch, logdir):
+def x86_kunit(scratch: Path, logdir: Path) -> Tuple[List[str], str]:
 	js = logdir / 'kunit-x86_64.json'
 	js.unlink(missing_ok=True)
 	cmd = kunit_py('exec', '--arch', 'x86_64', '--build_dir', workspace.build_dir_name(),
@@ -331,7 +333,7 @@ def x86_kunit(scratch, logdir):
 	return results(js, logfile.read_text(errors='replace'))
 
 
-def uml_kunit(scratch, logdir):
+def uml_kunit(scratch: Path, logdir: Path) -> Optional[Tuple[List[str], str]]:
 	"""Build and run the core suite on UML; None if the build failed."""
 	js = logdir / 'kunit-uml.json'
 	js.unlink(missing_ok=True)
@@ -345,7 +347,8 @@ def uml_kunit(scratch, logdir):
 	return results(js, text)
 
 
-def boot_stage(scratch, logdir, names):
+def boot_stage(scratch: Path, logdir: Path,
+	       names: Sequence[str]) -> Optional[Tuple[List[str], str]]:
 	"""Boot scenarios names on the scratch tree's x86_64 kernel: (failed
 	checks as scenario:check, note); None if the build failed."""
 	if not x86_build(scratch, logdir):
@@ -363,7 +366,8 @@ def boot_stage(scratch, logdir, names):
 	return failed, '; '.join(notes) or 'every check passed'
 
 
-def run_stages(scratch, logdir, core, boot=()):
+def run_stages(scratch: Path, logdir: Path, core: bool,
+	       boot: Sequence[str] = ()) -> Tuple[str, List[str], str]:
 	"""(stage that caught it or '', failed cases, note) for the tree as it is;
 	boot: the scenarios of a live mutant (see boot_stage())."""
 	logdir.mkdir(parents=True, exist_ok=True)
@@ -386,14 +390,14 @@ def run_stages(scratch, logdir, core, boot=()):
 
 # ---------------------------------------------------------------- report
 
-def short(cases):
+def short(cases: Sequence[str]) -> str:
 	"""The failed cases, without the common name prefix, at most three."""
 	names = [c.replace('tick_broadcast_', '') for c in cases]
 	more = f' (+{len(names) - 3})' if len(names) > 3 else ''
 	return ', '.join(names[:3]) + more
 
 
-def report(rows):
+def report(rows: Sequence[Tuple[Mutant, str, List[str], str, float]]) -> str:
 	lines = [f'{"mutant":28} {"file":6} {"caught by":8} cases', '-' * 100]
 	killed = errors = 0
 	for m, stage, cases, note, secs in rows:
@@ -411,7 +415,7 @@ def report(rows):
 	return '\n'.join(lines)
 
 
-def main():
+def main() -> int:
 	ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 	ap.add_argument('--only', help='comma-separated mutant ids')
 	ap.add_argument('--list', action='store_true', help='list the mutants and check them')

@@ -60,7 +60,7 @@ import results		# noqa: E402
 from progress import Failed	# noqa: E402
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
 	p = argparse.ArgumentParser(description=__doc__,
 				    formatter_class=argparse.RawDescriptionHelpFormatter)
 	sub = p.add_subparsers(dest='cmd', required=True)
@@ -146,7 +146,7 @@ def parser():
 	return p
 
 
-def cmd_series(args):
+def cmd_series(args: argparse.Namespace) -> None:
 	if args.action == 'export':
 		series.cmd_series(args, workspace)
 	elif args.action in ('edit', 'save', 'absorb', 'range-diff'):
@@ -161,12 +161,13 @@ def cmd_series(args):
 		sys.exit(results.exit_status(rows))
 
 
-def edit_series(args):
+def edit_series(args: argparse.Namespace) -> None:
 	"""The series' editing actions: absorb, range-diff, edit, save."""
 	pristine = workspace.unpack_pristine()
 	if args.action == 'absorb':
 		done = absorb.absorb(pristine)
 		for t in done:
+			assert t.patch is not None	# absorb() raises for a hunk without one
 			print(f'series: {t.hunk.lines()}: into {t.patch.slug}.patch ({t.why})')
 		print(f'series: absorbed {len(done)} hunks; the kernel paths and the series agree'
 		      if done else 'series: nothing to absorb: the kernel paths and the series agree')
@@ -186,7 +187,7 @@ def edit_series(args):
 		print(f'series: saved {len(patches)} patches into {patchset.SERIES_DIR}')
 
 
-def main():
+def main() -> None:
 	argv = sys.argv[1:]
 	git_args = argv[argv.index('--') + 1:] if '--' in argv else []
 	args = parser().parse_args(argv[:len(argv) - len(git_args)] if git_args else argv)
