@@ -6,19 +6,20 @@ NAME.console (console). README lists where each one came from.
 """
 
 from pathlib import Path
+from typing import Dict, Tuple
 
 FIXTURES = Path(__file__).resolve().parent / 'fixtures'
 
 
-def load(name):
+def load(name: str) -> Tuple[str, str]:
 	"""(console, data) text of fixture name."""
 	return ((FIXTURES / f'{name}.console').read_text(),
 		(FIXTURES / f'{name}.data').read_text())
 
 
-def lat_lines(data):
+def lat_lines(data: str) -> Dict[str, Dict[str, Dict[str, float]]]:
 	"""{run: {cpu: {stat: float}}} read directly from the @@lat lines."""
-	out = {}
+	out: Dict[str, Dict[str, Dict[str, float]]] = {}
 	for line in data.splitlines():
 		if line.startswith('@@lat '):
 			f = line.split()

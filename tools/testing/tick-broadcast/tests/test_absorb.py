@@ -6,6 +6,7 @@ import subprocess
 import tempfile
 import unittest
 from pathlib import Path
+from typing import List, Optional, Tuple
 from unittest import mock
 
 import absorb
@@ -43,6 +44,7 @@ class Absorb(unittest.TestCase):
 			self.addCleanup(p.stop)
 		git = stackgit.sparse_repo(root / 'git', self.pristine, [OWN])
 		own = list(LINES)
+		steps: List[Tuple[str, List[Tuple[int, str]], Optional[str]]]
 		steps = [('one', [(1, 'L2'), (3, 'L4')], None),
 			 ('two', [], 'a\nb\nc\n'),
 			 ('three', [(4, 'L5'), (8, 'L9')], None)]
@@ -82,7 +84,7 @@ class Absorb(unittest.TestCase):
 		self.write(NEW, 'a\nB\nc\n')		# two's file
 		self.assertIn('patch 1 (one.patch)', absorb.explain(self.pristine))
 		done = absorb.absorb(self.pristine)
-		self.assertEqual(sorted((t.hunk.path, t.patch.slug) for t in done),
+		self.assertEqual(sorted((t.hunk.path, t.patch and t.patch.slug) for t in done),
 				 [(NEW, 'two'), (OWN, 'one'), (OWN, 'three'), (OWN, 'three')])
 		self.assertEqual(patchset.mismatches(self.pristine), [])
 		self.assertIn('+L2b\n', self.patch_text('one'))

@@ -2,6 +2,7 @@
 """bench's figures and tables, and hops, over recorded boots."""
 
 import unittest
+from typing import Any, Dict
 
 import arches
 import bench
@@ -80,7 +81,7 @@ class Parts(unittest.TestCase):
 		self.assertIn('240 [240-240]', text)
 
 	def test_table_without_results(self):
-		raw = {'workloads': {'hpet-halt': {'base': [{}], 'ours': [{}]}}}
+		raw: Dict[str, Any] = {'workloads': {'hpet-halt': {'base': [{}], 'ours': [{}]}}}
 		self.assertIn('no results', bench.parts_table(raw))
 
 
@@ -117,10 +118,12 @@ class Hops(unittest.TestCase):
 			self.assertGreater(len(sleeps), 10, run)
 			self.assertTrue(all(s['late'] >= 0 for s in sleeps))
 			s = hops.summary(sleeps)
+			assert s is not None
 			self.assertEqual(s['n'], len(sleeps))
 		# the broadcast run goes through IRQ0, the control run never
 		bc = hops.summary(hops.sleeps(guestdata.trace(data, 'bc')))
 		ctl = hops.summary(hops.sleeps(guestdata.trace(data, 'control')))
+		assert bc is not None and ctl is not None and bc['all_irq0_n'] is not None
 		self.assertGreater(bc['all_irq0_n'], 0)
 		self.assertEqual(ctl['all_irq0_n'], 0)
 

@@ -14,7 +14,7 @@ class IncludedSources(unittest.TestCase):
 			'kernel/time/tests/tick_broadcast_devices_kunit.c': '#include <kunit/test.h>\n',
 			'kernel/time/tests/tick_broadcast_kunit.c': '#include "../tick-broadcast-core.h"\n',
 		}
-		self.assertEqual(check.included_sources(list(files), files.get),
+		self.assertEqual(check.included_sources(list(files), files.__getitem__),
 				 {'kernel/time/tests/tick_broadcast_devices_kunit.c'})
 
 

@@ -38,17 +38,22 @@ class Coalesce(unittest.TestCase):
 
 	def test_summary(self):
 		s = coalesce.summary(self.exps(), 500000)
+		assert s is not None
 		self.assertEqual(s['expiries'], 3)
 		self.assertEqual(s['waking'], 2)
 		# CPU 0 handled both: it needs no IPI.
 		self.assertEqual(s['ipis'], 3)
 		self.assertEqual(s['early'], 1)
-		self.assertAlmostEqual(s['early_max'], 299.9)
+		early_max = s['early_max']
+		assert early_max is not None
+		self.assertAlmostEqual(early_max, 299.9)
 		self.assertEqual(s['too_early'], 0)
 		# 1.0 ms, 1.3 ms, 1.6 ms with W = 0.5 ms: two points.
 		self.assertEqual(s['optimum'], 2)
 		self.assertEqual(s['over_optimum'], 1.0)
-		self.assertEqual(coalesce.summary(self.exps(), 100000)['too_early'], 1)
+		s = coalesce.summary(self.exps(), 100000)
+		assert s is not None
+		self.assertEqual(s['too_early'], 1)
 		self.assertIsNone(coalesce.summary([], 0))
 
 	def test_cpu_mask_with_commas(self):

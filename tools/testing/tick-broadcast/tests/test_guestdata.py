@@ -57,6 +57,7 @@ class Parse(unittest.TestCase):
 		ctl = guestdata.deep_entries(s['start'], s['mid'])
 		self.assertLess(sum(ctl.values()), sum(deep.values()))
 		pct = guestdata.deep_residency_pct(s['mid'], s['end'])
+		assert pct is not None
 		self.assertTrue(0 < pct <= 100)
 
 	def test_stats_delta(self):

@@ -87,7 +87,7 @@ class Stack(unittest.TestCase):
 		self.assertEqual(m.diff, CHANGE)
 
 	def test_apply_new_change_delete(self):
-		state = {}
+		state: patchset.FileState = {}
 		patchset.apply_diff(NEW, state, self.pristine)
 		patchset.apply_diff(CHANGE, state, self.pristine)
 		self.assertEqual(state['kernel/new.c'], b'int a;\nint b;\n')
@@ -97,7 +97,7 @@ class Stack(unittest.TestCase):
 		self.assertEqual(patchset.diff_paths(NEW + CHANGE), ['kernel/new.c', 'kernel/old.c'])
 
 	def test_offsets_apply_and_fuzz_does_not(self):
-		state = {'kernel/old.c': b'zero\none\ntwo\nthree\nfour\n'}
+		state: patchset.FileState = {'kernel/old.c': b'zero\none\ntwo\nthree\nfour\n'}
 		patchset.apply_diff(CHANGE, state, self.pristine)
 		self.assertEqual(state['kernel/old.c'], b'zero\none\ntwo\nTHREE\nfour\n')
 		state = {'kernel/old.c': b'one\ntwo\nthree\nFOUR\n'}

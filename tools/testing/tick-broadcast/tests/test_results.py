@@ -6,13 +6,14 @@ import io
 import re
 import unittest
 from pathlib import Path
+from typing import List
 
 import results
 from results import Row, Status
 
-ROWS = [Row('a', Status.PASS, '3 s'), Row('b', Status.FAIL, 'why b'),
-	Row('c', Status.SKIP, 'not here'), Row('d', Status.PASS),
-	Row('e', Status.XFAIL, 'known; this run: why e')]
+ROWS: List[Row] = [Row('a', Status.PASS, '3 s'), Row('b', Status.FAIL, 'why b'),
+		   Row('c', Status.SKIP, 'not here'), Row('d', Status.PASS),
+		   Row('e', Status.XFAIL, 'known; this run: why e')]
 
 
 class Printing(unittest.TestCase):
@@ -42,7 +43,7 @@ class Printing(unittest.TestCase):
 					  Path('/o'), 7))
 
 	def test_an_expected_failure_that_passed_is_a_pass_with_a_note(self):
-		row = results.expect_failure(Row('x', Status.PASS, '12 s'), 'known')
+		row: Row = results.expect_failure(Row('x', Status.PASS, '12 s'), 'known')
 		self.assertEqual((row.status, row.detail),
 				 (Status.PASS, '12 s; passed, though expected to fail: known'))
 		row = results.expect_failure(Row('x', Status.PASS), 'known')
@@ -51,7 +52,7 @@ class Printing(unittest.TestCase):
 	def test_nothing_expected_changes_nothing(self):
 		for row in ROWS:
 			self.assertEqual(results.expect_failure(row, ''), row)
-		skip = Row('x', Status.SKIP, 'no broadcast')
+		skip: Row = Row('x', Status.SKIP, 'no broadcast')
 		self.assertEqual(results.expect_failure(skip, 'known'), skip)
 
 	def test_statuses_keep_their_words(self):

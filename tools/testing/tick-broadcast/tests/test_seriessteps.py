@@ -6,6 +6,7 @@ import subprocess
 import tempfile
 import unittest
 from pathlib import Path
+from typing import List
 
 import patchset
 import scenarios
@@ -55,6 +56,7 @@ class SeriesBoots(unittest.TestCase):
 		first = min((n for n, b in ok.items() if b), default=None)
 		self.assertIsNotNone(first, 'no step of the series creates '
 				     f'{", ".join(seriessteps.BOOT_NEEDS)}')
+		assert first is not None
 		self.assertEqual([n for n, b in ok.items() if not b], list(range(1, first)))
 
 	def test_what_it_needs_the_base_tree_has_too(self):
@@ -125,9 +127,9 @@ class CheckRows(unittest.TestCase):
 			self.assertTrue(seriessteps.changes_source([path]), path)
 
 	def test_a_failed_case_fails_the_step_and_is_named(self):
-		rows = [Row('step/16-x/suite.a', Status.PASS, ''),
-			Row('step/16-x/suite.b', Status.FAIL, 'why b'),
-			Row('step/16-x/suite.c', Status.SKIP, '')]
+		rows: List[Row] = [Row('step/16-x/suite.a', Status.PASS, ''),
+				   Row('step/16-x/suite.b', Status.FAIL, 'why b'),
+				   Row('step/16-x/suite.c', Status.SKIP, '')]
 		row = seriessteps.summary_row('16-x', rows, 40)
 		name, st, detail = row.name, row.status, row.detail
 		self.assertEqual((name, st), ('step/16-x/kunit', Status.FAIL))
@@ -136,11 +138,11 @@ class CheckRows(unittest.TestCase):
 		self.assertIn('why b', detail)
 
 	def test_passes_and_skips_pass(self):
-		rows = [Row('step/16-x/suite.a', Status.PASS, ''),
-			Row('step/16-x/suite.c', Status.SKIP, '')]
+		rows: List[Row] = [Row('step/16-x/suite.a', Status.PASS, ''),
+				   Row('step/16-x/suite.c', Status.SKIP, '')]
 		self.assertEqual(seriessteps.summary_row('16-x', rows, 40).status, Status.PASS)
 
 	def test_a_run_without_results_fails(self):
-		rows = [Row('step/16-x/run', Status.FAIL, 'kunit.py gave no results')]
+		rows: List[Row] = [Row('step/16-x/run', Status.FAIL, 'kunit.py gave no results')]
 		self.assertEqual(seriessteps.summary_row('16-x', rows, 40).status, Status.FAIL)
 		self.assertEqual(seriessteps.summary_row('16-x', [], 40).status, Status.FAIL)

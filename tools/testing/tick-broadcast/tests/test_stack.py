@@ -12,11 +12,17 @@ import subprocess
 import tempfile
 import unittest
 from pathlib import Path
+from typing import List
 
 import absorb
 import patchset
 import stackgit
 import workspace
+
+
+PRISTINE: Path
+PATCHES: List[patchset.Patch]
+WANT: patchset.FileState
 
 
 def setUpModule():

@@ -117,6 +117,7 @@ class StressVerdict(unittest.TestCase):
 					   tree='base')
 		self.assertEqual(sorted(c.name for c in checks if not c.ok), ['splats'])
 		why = stress.known_failure('base', con)
+		assert why is not None
 		self.assertIn('periodic broadcast handler', why)
 		self.assertNotIn('replaced broadcast device', why)
 		self.assertIsNone(stress.known_failure('ours', con))

@@ -46,6 +46,10 @@ int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 
 @unittest.skipUnless(shutil.which('gcc'), 'needs gcc')
 class OnTheHost(unittest.TestCase):
+	dir: tempfile.TemporaryDirectory
+	probe: Path
+	shim: Path
+
 	@classmethod
 	def setUpClass(cls):
 		cls.dir = tempfile.TemporaryDirectory()

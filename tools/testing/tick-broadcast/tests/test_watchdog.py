@@ -25,6 +25,7 @@ class Watchdog(unittest.TestCase):
 			st = dog.update(t, 'boot\n' + beats(t // 2), '@@begin\n')
 			if st:
 				break
+		assert st is not None
 		self.assertTrue(st.startswith('hang'), st)
 		self.assertGreater(t, qemu.QUIET_LIMIT)
 		self.assertLess(t, qemu.QUIET_LIMIT + 5)
@@ -37,6 +38,7 @@ class Watchdog(unittest.TestCase):
 		self.assertIsNone(dog.update(0, con, data))
 		self.assertIsNone(dog.update(qemu.QUIET_LIMIT + 5, con, data))
 		st = dog.update(qemu.SILENT_LIMIT + 1, con, data)
+		assert st is not None
 		self.assertTrue(st.startswith('quiet'), st)
 
 	def test_slow_heartbeat_under_load_is_not_a_hang(self):
@@ -50,11 +52,14 @@ class Watchdog(unittest.TestCase):
 	def test_stall_report(self):
 		dog = qemu.Watchdog(0, timeout=150)
 		st = dog.update(5, 'rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n', '')
+		assert st is not None
 		self.assertTrue(st.startswith('stall'), st)
 
 	def test_timeout(self):
 		dog = qemu.Watchdog(0, timeout=10)
-		self.assertTrue(dog.update(11, 'a', 'b').startswith('timeout'))
+		st = dog.update(11, 'a', 'b')
+		assert st is not None
+		self.assertTrue(st.startswith('timeout'))
 
 	def test_recorded_boot_replayed(self):
 		console, data = fixtures.load('ours-hpet-irqoff')

@@ -6,6 +6,7 @@ import os
 import tempfile
 import unittest
 from pathlib import Path
+from typing import Any, List
 from unittest import mock
 
 import patchset
@@ -149,6 +150,7 @@ class SeededBuilds(unittest.TestCase):
 	def setUp(self):
 		self.tmp = tempfile.TemporaryDirectory()
 		self.root = Path(self.tmp.name)
+		patches: List[Any]	# mock's patchers, of several types
 		patches = [mock.patch.object(workspace, 'tree_dir', lambda t: self.root / t),
 			   mock.patch.object(workspace, 'unpack_pristine', lambda: self.root),
 			   mock.patch.object(workspace, 'desired_files',
