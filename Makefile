@@ -102,6 +102,7 @@ kunit:
 	$(TB) kunit $(or $(TREE),ours)
 
 # The testbed's own unit tests (parsing and verdicts over recorded guest
-# output, import layering): seconds, no build.
+# output, import layering, Debian's mypy over every module): seconds, no
+# build.
 unit:
 	$(TB) unit
