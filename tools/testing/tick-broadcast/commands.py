@@ -10,6 +10,8 @@ import sys
 import unittest
 from typing import List, Sequence
 
+import layers
+import patchset
 import qemu
 import results
 import runs
@@ -97,3 +99,20 @@ def cmd_unit(args: argparse.Namespace) -> None:
 						    top_level_dir=str(workspace.TOOLS))
 	r = unittest.TextTestRunner(verbosity=2 if args.verbose else 1).run(suite)
 	sys.exit(0 if r.wasSuccessful() else 1)
+
+
+def cmd_list(args: argparse.Namespace) -> None:
+	"""The lists the README does not keep by hand."""
+	if args.what == 'scenarios':
+		for name, sc in scenarios.SCENARIOS.items():
+			clock = 'deterministic' if scenarios.ICOUNT[0] in sc.qemu else 'wall clock'
+			print(f'{name:22} {sc.arch:7} {sc.variant or "-":5} {clock:13} {sc.doc}')
+	elif args.what == 'layers':
+		g = layers.graph()
+		for m in layers.ordered():
+			print(f'{m}: {layers.summary(m)}')
+			print(f'    imports: {" ".join(sorted(g[m])) or "nothing of the testbed"}')
+	else:
+		for p in patchset.load():
+			flags = ' '.join(w for w in p.words() if '=' not in w)
+			print(f'{p.number:2} {flags or "-":4} {p.message()[0]}')

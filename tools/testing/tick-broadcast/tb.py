@@ -10,6 +10,7 @@
   tb.py kunit TREE              KUnit suites of TREE under QEMU (kunit.py)
   tb.py scenario NAME [TREE]    run one QEMU scenario (or "all")
   tb.py unit                    the testbed's own unit tests (no build)
+  tb.py list scenarios|layers|patches   what there is
   tb.py check [--quick]         everything: unit, static, series, KUnit, scenarios
   tb.py bench [--runs N] [--part coalesce]   ours against the base, side by side
   tb.py stress [--kinds K,..] [--variants V,..] [--short]   long runs (stress.py)
@@ -96,6 +97,9 @@ def parser() -> argparse.ArgumentParser:
 	s.add_argument('--no-retry', action='store_true',
 		       help='do not boot again after a failure on timing only')
 	s.set_defaults(fn=commands.cmd_scenario)
+	li = sub.add_parser('list', help='the scenarios, the modules, or the patches')
+	li.add_argument('what', choices=['scenarios', 'layers', 'patches'])
+	li.set_defaults(fn=commands.cmd_list)
 	u = sub.add_parser('unit', help="the testbed's own unit tests (no build)")
 	u.add_argument('-v', '--verbose', action='store_true')
 	u.set_defaults(fn=commands.cmd_unit)
@@ -194,7 +198,7 @@ def main() -> None:
 	args.git_args = git_args
 	if args.cmd == 'unit':
 		workspace.install_deps(workspace.UNIT_DEPENDS)
-	elif args.cmd != 'deps':
+	elif args.cmd not in ('deps', 'list'):
 		workspace.install_deps()
 	args.fn(args)
 
