@@ -16,6 +16,8 @@ port); guest/tbprobe.c writes the lateness lines. Formats:
   @@s2idle tries= ok=
   @@busy lost=N                  refusals of the broadcast entry point, then
   @@busy cpu=C ret=R n=N         per CPU and return value (guest/init busy)
+  @@ipis lost=N                  the wake IPIs sent, then
+  @@ipis mask=M n=N              N sends to the CPUs of mask M (guest/init ipis)
   @@prof CPU begin ... @@prof end   function profiler table (trace_stat)
   @@trace NAME begin ... @@trace NAME end   ftrace text
  @@soak NAME cpu=C|all sleeps= wakeups= stuck= p50= p99= p999= max=   (us)
@@ -89,6 +91,8 @@ class Report:
 	s2idle		@@s2idle tries= ok= ({}: none)
 	busy		{(cpu, return value): count} of the broadcast entry
 			point (None: no @@busy line at all)
+	ipis		{mask: sends} of the broadcast's wake IPIs (None: no
+			@@ipis line at all)
 	soak		{run: {cpu or all: Stats}} of tbprobe soak
 	stuck		the @@soak NAME stuck lines: sleepers that never woke
 	stress		{STEP: {counter: value}} of the stress steps
@@ -102,6 +106,7 @@ class Report:
 	hotplug: Dict[str, str] = field(default_factory=dict)
 	s2idle: Dict[str, str] = field(default_factory=dict)
 	busy: Optional[Dict[Tuple[int, int], int]] = None
+	ipis: Optional[Dict[int, int]] = None
 	soak: Dict[str, Dict[str, Stats]] = field(default_factory=dict)
 	stuck: List[str] = field(default_factory=list)
 	stress: Dict[str, Dict[str, str]] = field(default_factory=dict)
@@ -148,6 +153,14 @@ def parse(data: str) -> Report:
 				res.busy = {}
 			if 'cpu' in kv:
 				res.busy[(int(kv['cpu']), int(kv['ret']))] = int(kv['n'])
+			continue
+		if line.startswith('@@ipis '):
+			kv = _kv(line.split()[1:])
+			if res.ipis is None:
+				res.ipis = {}
+			if 'mask' in kv:
+				mask = int(kv['mask'], 16)
+				res.ipis[mask] = res.ipis.get(mask, 0) + int(kv['n'])
 			continue
 		if line.startswith('@@soak '):
 			f = line.split()
@@ -227,6 +240,17 @@ def interrupts(snap: Snapshot) -> Dict[str, int]:
 		if key.strip().startswith('IPI') and len(fields) > ncpu:
 			out[' '.join(fields[ncpu:])] = total
 	return out
+
+
+def wakeups(ipis: Dict[int, int]) -> Tuple[int, Dict[int, int]]:
+	"""(sends, {cpu: wakeups}) of the wake IPIs of Report.ipis: a send
+	to a mask of n CPUs carries n wakeups."""
+	per_cpu: Dict[int, int] = {}
+	for mask, n in ipis.items():
+		for cpu in range(mask.bit_length()):
+			if mask >> cpu & 1:
+				per_cpu[cpu] = per_cpu.get(cpu, 0) + n
+	return sum(ipis.values()), dict(sorted(per_cpu.items()))
 
 
 def deep_entries(a: Snapshot, b: Snapshot) -> Dict[int, int]:

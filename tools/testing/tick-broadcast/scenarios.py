@@ -446,6 +446,11 @@ def _scenarios() -> Dict[str, Scenario]:
 SCENARIOS: Dict[str, Scenario] = _scenarios()
 
 
+def with_plan(sc: Scenario, plan: List[str]) -> Scenario:
+	"""sc with another plan."""
+	return replace(sc, plan=list(plan))
+
+
 def names(arch: str, variant: Optional[str] = None) -> List[str]:
 	"""The scenarios of one architecture, in definition order; with variant,
 	only those booting that kernel variant ('': the test driver's kernel)."""

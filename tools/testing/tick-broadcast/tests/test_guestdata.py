@@ -95,6 +95,15 @@ class Parse(unittest.TestCase):
 		self.assertNotIn('end', res.snaps)
 		self.assertIsNone(guestdata.metrics(res).counts)
 
+	def test_wake_ipis(self):
+		res = guestdata.parse('@@ipis lost=0\n@@ipis mask=0x6 n=3\n@@ipis mask=0x1 n=2\n'
+				      '@@ipis mask=0x4 n=1\n')
+		assert res.ipis is not None
+		self.assertEqual(res.ipis, {6: 3, 1: 2, 4: 1})
+		self.assertEqual(guestdata.wakeups(res.ipis), (6, {0: 2, 1: 3, 2: 4}))
+		self.assertIsNone(guestdata.parse('@@end\n').ipis)
+		self.assertEqual(guestdata.parse('@@ipis lost=0\n').ipis, {})
+
 	def test_garbage_is_ignored(self):
 		res = guestdata.parse('@@snap x\nnoise\n@@lat bc n=3\n@@snap y begin\n@@idle cpu=0 '
 				      'state=1 name=C3 usage=5 time=9\n')

@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-2.0
+"""report: what make prints, over a recorded boot of its scenario."""
+
+import re
+import unittest
+
+import guestdata
+import report
+import scenarios
+from tests import fixtures
+
+
+class Report(unittest.TestCase):
+	def setUp(self):
+		self.console, self.data = fixtures.load('ours-make-report')
+		sc = report.scenario()
+		checks, _ = scenarios.verdict(sc, 'done', self.console, self.data)
+		self.text = report.text('ours', sc, 'done', self.console, self.data, checks)
+
+	def test_the_boot_is_deterministic_and_counts_the_ipis_apart(self):
+		sc = report.scenario()
+		self.assertTrue(sc.deterministic)
+		self.assertIn(scenarios.ICOUNT[0], sc.qemu)
+		bc = sc.plan.index(f'lat:bc:{scenarios.SAMPLES}')
+		self.assertLess(bc, sc.plan.index('ipis:on'), 'the probe stays out of the bc run')
+		self.assertIn('deterministic clock', self.text)
+
+	def test_lateness_against_the_control_in_us_and_as_a_ratio(self):
+		lat = guestdata.metrics(guestdata.parse(self.data)).lateness
+		m = re.search(r'^  p50 +([\d.]+) us +([\d.]+) us +([+-][\d.]+) us \(([\d.]+)x\)$',
+			      self.text, re.M)
+		self.assertIsNotNone(m, self.text)
+		assert m
+		c, b = lat['control']['p50'], lat['bc']['p50']
+		self.assertEqual([float(x) for x in m.groups()],
+				 [round(c, 1), round(b, 1), round(b - c, 1), round(b / c, 2)])
+
+	def test_interrupts_as_a_person_counts_them(self):
+		res = guestdata.parse(self.data)
+		assert res.ipis
+		sends, per_cpu = guestdata.wakeups(res.ipis)
+		self.assertIn(f'{sum(per_cpu.values())} wakeups (', self.text)
+		self.assertIn(f'in {sends} sends', self.text)
+		self.assertRegex(self.text, r'broadcast device \(hpet\) interrupts in the broadcast '
+				 r'run: \d+')
+		self.assertNotIn('LOC', self.text)
+
+	def test_verdicts_pass(self):
+		self.assertNotIn('FAIL', self.text)
+
+
+if __name__ == '__main__':
+	unittest.main()
