@@ -39,6 +39,37 @@ drivers real machines use take their idle states from it:
                  writes it: under TCG CPUID leaf 5 reports no MWAIT
                  sub-states and the kernel drops the state.
 
+What QEMU TCG (7.2) refuses, so that nobody tries it again blind:
+
+  - a _CST C2 that sleeps: the FFixedHW MWAIT state ("ffh") is dropped
+    ("[Firmware Bug]: ACPI MWAIT C-state 0x10 not supported by HW"), as
+    TCG's CPUID leaf 5 has no sub-states even with -cpu qemu64,+monitor;
+    and TCG's MWAIT would not sleep: a pause with several vCPUs, #GP
+    with ECX != 0, which the kernel sets for C2 and deeper.
+  - intel_idle: it needs an Intel vCPU with MWAIT and leaf 5's
+    sub-states, returns -ENODEV from intel_idle_init() quietly
+    (pr_debug), and acpi_idle registers instead (tried on a Skylake
+    model, family 6 model 94, +monitor).
+  - PSCI OS-initiated mode ("osi"): QEMU replaces the /psci node of any
+    -dtb with its own (hw/arm/boot.c, fdt_add_psci_node()), so the power
+    domains never reach the kernel ("could not find phandle") and no
+    cpuidle driver registers; its PSCI also answers PSCI_FEATURES
+    (CPU_SUSPEND) with 0, lacks SET_SUSPEND_MODE and refuses power-level
+    bits in CPU_SUSPEND. Only a guest with its own EL3 firmware (-M
+    virt,secure=on and TF-A) could try it.
+
+Why the test driver (cpuidle-timerstop) stays beside these: in the real
+drivers' states under QEMU nothing stops the local timer but the
+broadcast code itself, which shuts the local device down on enter;
+QEMU's arch timer and LAPIC keep counting through wfi and port reads,
+so a broadcast that forgot to shut it down, or re-armed it, would hide
+a lost wakeup there. The test driver masks the timer itself, so only
+the broadcast can wake the CPU; acpi_idle's C2 never stays at all; and
+only its halt flavour handles the wakeup interrupt inside a
+timer-stopping state, as default_idle_call() does between
+cond_tick_broadcast_enter() and _exit() on the AMD parts that need it
+(arch_cpu_idle(): sti; hlt; 6.1's amd_e400_idle()).
+
 boot_options(name, ...) is what a scenario or bench workload with
 firmware=name adds to its qemu.Boot: BootOptions. Everything generated
 is cached in $TB_CACHE/firmware/ and rebuilt when this file changes.
