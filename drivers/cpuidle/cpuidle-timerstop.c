@@ -25,7 +25,8 @@
  *	called tick_broadcast_exit().
  *
  * halt
- *	Like amd_e400_idle(): "sti; hlt" (arm64: "wfi", then interrupts
+ *	Like default_idle_call() on the AMD parts whose C1E stops the
+ *	local APIC timer: "sti; hlt" (arm64: "wfi", then interrupts
  *	unmasked once), so the wakeup interrupt is handled inside the state,
  *	between tick_broadcast_enter() and tick_broadcast_exit(). The
  *	handler may reprogram the local timer; leaving the state then must
