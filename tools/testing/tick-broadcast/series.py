@@ -37,6 +37,7 @@ import stackgit
 from kunitcmd import UML_ARGS, kunit_py
 from patchset import Patch
 from results import Row, Status
+from progress import run_logged
 from stackgit import BASE_TAG, Failed, git
 
 BRANCH = 'tb-series'
@@ -331,17 +332,15 @@ def uml_kunit(wt: Path, env: Dict[str, str], jobs: int) -> Row:
 	kunit.py's default architecture has no tick broadcast: the core suite
 	must run and pass there, the others build and skip.
 	"""
-	t0 = time.time()
-	r = subprocess.run(kunit_py('run', *UML_ARGS, '--build_dir=.build-um', '--jobs', str(jobs)),
-			   cwd=wt, env=env, capture_output=True, text=True)
-	out = r.stdout + r.stderr
-	(wt / '.build-um').mkdir(exist_ok=True)
-	(wt / '.build-um' / 'kunit-run.log').write_text(out)
+	logfile = wt / '.build-um' / 'kunit-run.log'
+	rc, secs = run_logged(kunit_py('run', *UML_ARGS, '--build_dir=.build-um', '--jobs', str(jobs)),
+			      logfile, 'series: the in-tree KUnit command on UML', cwd=wt, env=env)
+	out = logfile.read_text(errors='replace')
 	done = re.search(r'Testing complete\. (Ran \d+ tests: .*)', out)
-	ok = not r.returncode and '[PASSED] tick_broadcast_core' in out and done
+	ok = not rc and '[PASSED] tick_broadcast_core' in out and done
 	return row('series/kunit-in-tree-uml', bool(ok),
-		   f'kunit.py run --kunitconfig=kernel/time/tests (UML) in {time.time() - t0:.0f} s: '
-		   f'{done.group(1) if done else "no result"}; log {wt}/.build-um/kunit-run.log')
+		   f'kunit.py run --kunitconfig=kernel/time/tests (UML) in {secs:.0f} s: '
+		   f'{done.group(1) if done else "no result"}; log {logfile}')
 
 
 def verify(workdir: Path, pristine: Path, outdir: Path, tested_tree: Path, config: Path,
