@@ -27,10 +27,13 @@ differ from the stack (a unit test fails then). Changes to other
 upstream files (Kconfig, Makefile, MAINTAINERS, ...) live in the
 patches only.
 
-This module knows nothing of builds, git repositories or QEMU: it turns
-the series into file contents, and nothing else imports it back.
+This module knows nothing of builds, git repositories or QEMU (it runs
+git apply on files in a temporary directory): it turns the series into
+file contents, and imports nothing of the testbed.
 """
 
+import email.header
+import enum
 import re
 import subprocess
 import tempfile
@@ -66,10 +69,11 @@ class Mail:
 
 
 def parse_mail(text: str, where: str = 'patch') -> Mail:
-	"""The parts of one git format-patch file: the headers up to the first
-	blank line (the mbox From_ line skipped, folded lines joined), the
-	changelog up to '---' or the first diff, the diff from its first
-	'diff --git' line."""
+	"""The parts of one git format-patch file, as git am takes it apart:
+	the headers up to the first blank line (the mbox From_ line skipped,
+	folded lines joined, RFC 2047 words decoded), the changelog up to
+	'---' or the first diff, the diff from its first 'diff --git' line to
+	git's signature."""
 	head, sep, rest = text.partition('\n\n')
 	if not sep:
 		raise SeriesError(f'{where}: no blank line after the mail headers')
@@ -86,13 +90,16 @@ def parse_mail(text: str, where: str = 'patch') -> Mail:
 		headers[key] = value.strip()
 	if 'subject' not in headers or 'from' not in headers:
 		raise SeriesError(f'{where}: no From: or Subject: header')
-	subject = re.sub(r'^\[PATCH[^\]]*\]\s*', '', headers['subject'])
+	decoded = {k: str(email.header.make_header(email.header.decode_header(v)))
+		   for k, v in headers.items()}
+	subject = re.sub(r'^(\[[^\]]*\]\s*)+', '', decoded['subject'])
 	m = re.search(r'^(---|diff --git .*)$', rest, re.M)
 	body = rest[:m.start()] if m else rest
 	d = re.search(r'^diff --git ', rest, re.M)
-	diff = rest[d.start():] if d else ''
-	diff = re.sub(r'\n-- \n[^\n]*\n*$', '\n', diff)
-	return Mail(headers['from'], headers.get('date', ''), subject.strip(),
+	if not d:
+		raise SeriesError(f'{where}: no diff')
+	diff = re.sub(r'\n-- \n\d+(\.\d+)+\S*\n*$', '\n', rest[d.start():])
+	return Mail(decoded['from'], decoded.get('date', ''), subject.strip(),
 		    body.strip('\n') + '\n', diff)
 
 
@@ -151,7 +158,12 @@ def parse_series(text: str, where: str = 'series') -> List[Patch]:
 	"""[Patch] from the text of the series list."""
 	patches: List[Patch] = []
 	for n, raw in enumerate(text.splitlines(), 1):
-		if not raw.strip() or raw.lstrip().startswith('#'):
+		if not raw.strip():
+			continue
+		if raw.lstrip().startswith('#'):
+			if patches:
+				raise SeriesError(f'{where}:{n}: comments go above the first patch '
+						  '(edit and save keep only those)')
 			continue
 		name, _, meta = raw.partition('#')
 		words = name.split()
@@ -290,13 +302,29 @@ def own_files(pristine: Path, state: FileState) -> List[str]:
 		      if data is not None and (p in OWN_FILES or not (pristine / p).exists()))
 
 
+class Drift(enum.Enum):
+	"""How a file at a kernel path disagrees with the series."""
+	DIFFERS = 'differs from what the series makes of it'
+	MISSING = 'missing in the repository, though the series makes it'
+	STRAY = 'in the repository, but no patch of the series makes it'
+
+
+@dataclass(frozen=True)
+class Mismatch:
+	path: str
+	drift: Drift
+
+	def __str__(self) -> str:
+		return f'{self.path}: {self.drift.value}'
+
+
 def mismatches(pristine: Path, repo: Optional[Path] = None,
 	       patches: Optional[List[Patch]] = None,
-	       state: Optional[FileState] = None) -> List[Tuple[str, str]]:
-	"""[(path, why)] where the repository's own files disagree with the
-	stack (state: what it makes of ours, if known): a file the series
-	makes that differs or is missing, or a file at one of our paths that
-	the series does not make."""
+	       state: Optional[FileState] = None) -> List[Mismatch]:
+	"""Where the repository's own files disagree with the stack (state:
+	what it makes of ours, if known): a file the series makes that
+	differs or is missing, or a file at one of our paths that the series
+	does not make."""
 	repo = repo or REPO
 	if state is None:
 		state = tree_files('ours', pristine, patches=patches)
@@ -305,11 +333,10 @@ def mismatches(pristine: Path, repo: Optional[Path] = None,
 	for path in own:
 		f = repo / path
 		if not f.exists():
-			bad.append((path, 'missing in the repository'))
+			bad.append(Mismatch(path, Drift.MISSING))
 		elif f.read_bytes() != state[path]:
-			bad.append((path, 'differs from what the series makes of it'))
-	for path in stray_files(repo, own):
-		bad.append((path, 'in the repository, but no patch of the series makes it'))
+			bad.append(Mismatch(path, Drift.DIFFERS))
+	bad += [Mismatch(path, Drift.STRAY) for path in stray_files(repo, own)]
 	return bad
 
 

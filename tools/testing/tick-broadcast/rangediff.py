@@ -61,12 +61,18 @@ def stack_at(rev: Optional[str]) -> List[Tuple[Patch, Mail]]:
 	conf = show(rev, f'{SERIES_REL}/series.conf')
 	if conf is None:
 		raise Failed(f'{rev}: no series in {SERIES_REL}/')
+	if re.search(r'^\s+(file|hunk) ', conf, re.M):
+		raise Failed(f'{rev} keeps the series as whole files and hunks (before '
+			     'commit 0a0e8b0), a form range-diff does not read')
 	author = git(patchset.REPO, 'log', '-1', '--format=%an <%ae>', rev)
 	date = git(patchset.REPO, 'log', '-1', '--format=%aD', rev)
 	out = []
 	for n, (slug, words) in enumerate(old_conf(conf), 1):
-		msg = show(rev, f'{SERIES_REL}/{slug}.msg') or ''
-		diff = show(rev, f'{SERIES_REL}/patches/{slug}.diff') or ''
+		msg = show(rev, f'{SERIES_REL}/{slug}.msg')
+		diff = show(rev, f'{SERIES_REL}/patches/{slug}.diff')
+		if msg is None or diff is None:
+			raise Failed(f'{rev}: patch {slug} has no series/{slug}.msg or '
+				     f'series/patches/{slug}.diff')
 		subject, _, body = msg.partition('\n')
 		p = patchset.parse_words(n, slug, words, f'{rev}:series.conf')
 		out.append((p, Mail(author, date, subject.strip(), body.strip('\n') + '\n', diff)))

@@ -48,8 +48,9 @@ def edit(workdir: Path, pristine: Path, force: bool = False) -> Path:
 	wt = worktree(workdir, pristine)
 	mark = saved_mark(wt)
 	if not force:
-		if git(wt, 'status', '--porcelain', '--untracked-files=no'):
-			raise Failed(f'{wt} has uncommitted changes: commit them and save, or --force')
+		if git(wt, 'status', '--porcelain'):
+			raise Failed(f'{wt} has uncommitted changes or new files: commit them and '
+				     'save, or --force to drop them')
 		tip = git(wt, 'rev-parse', '-q', '--verify', EDIT_BRANCH, check=False)
 		if tip and (not mark.exists() or mark.read_text().strip() != tip):
 			raise Failed(f'{EDIT_BRANCH} in {wt} has commits that were not saved: '

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import patchset
 import stackgit
+from progress import Failed
 
 NEW = '''diff --git a/kernel/new.c b/kernel/new.c
 new file mode 100644
@@ -172,6 +173,50 @@ class FormatCommit(unittest.TestCase):
 			r = subprocess.run(['git', '-C', d, 'am', '-q'], input=text, text=True,
 					   capture_output=True, env=stackgit.fixed_env())
 			self.assertEqual(r.returncode, 0, r.stderr)
+
+
+class RoundTrip(unittest.TestCase):
+	"""A commit written as a patch file and committed again gives the
+	same file: author (not ASCII), date, changelog and trailers kept."""
+
+	def setUp(self):
+		self.tmp = tempfile.TemporaryDirectory()
+		self.d = Path(self.tmp.name)
+		(self.d / 'a.c').write_text('int a;\n')
+		stackgit.git(self.d, 'init', '-q')
+		stackgit.git(self.d, 'add', 'a.c')
+		stackgit.git(self.d, 'commit', '-q', '-m', 'base')
+		stackgit.git(self.d, 'tag', stackgit.BASE_TAG)
+
+	def tearDown(self):
+		self.tmp.cleanup()
+
+	def commit(self, message):
+		(self.d / 'a.c').write_text((self.d / 'a.c').read_text() + 'int b;\n')
+		env = stackgit.fixed_env(GIT_AUTHOR_NAME='J\u00f6rg R\u00f6del',
+					 GIT_AUTHOR_EMAIL='joro@example.org',
+					 GIT_AUTHOR_DATE='Mon, 7 Dec 2026 10:00:00 +0100')
+		stackgit.git(self.d, 'commit', '-q', '-a', '-F', '-', input=message, env=env)
+
+	def test_the_same_file_again(self):
+		self.commit('x: Add b\n\nBody.\n\nFixes: 123456789abc ("y")\nTb-Patch: add-b fix\n')
+		[(p, text)] = stackgit.read_branch(self.d, 'HEAD')
+		self.assertEqual((p.slug, p.fix), ('add-b', True))
+		mail = patchset.parse_mail(text)
+		self.assertEqual(mail.author, 'J\u00f6rg R\u00f6del <joro@example.org>')
+		self.assertEqual(mail.body, 'Body.\n\nFixes: 123456789abc ("y")\n')
+		stackgit.commit_stack(self.d, 'again', [(p, mail)], trailers=True)
+		self.assertEqual(stackgit.read_branch(self.d, 'again'), [(p, text)])
+
+	def test_two_patches_squashed_into_one_commit_are_refused(self):
+		self.commit('x: Add b\n\nTb-Patch: add-b\n\nx: Add c\n\nTb-Patch: add-c fix\n')
+		with self.assertRaisesRegex(Failed, 'more than one patch'):
+			stackgit.read_branch(self.d, 'HEAD')
+
+	def test_a_changelog_line_git_am_would_cut_at_is_refused(self):
+		self.commit('x: Add b\n\nBefore.\n---\nAfter.\n')
+		with self.assertRaisesRegex(Failed, '---'):
+			stackgit.read_branch(self.d, 'HEAD')
 
 
 class Cover(unittest.TestCase):

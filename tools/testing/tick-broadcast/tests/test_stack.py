@@ -7,7 +7,7 @@ files it touches only.
 """
 
 import os
-import shutil
+import re
 import subprocess
 import tempfile
 import unittest
@@ -30,15 +30,6 @@ def setUpModule():
 	PRISTINE = workspace.unpack_pristine()
 	PATCHES = patchset.load()
 	WANT = patchset.tree_files('ours', PRISTINE, patches=PATCHES)
-
-
-def sparse_copy(dst):
-	"""The pristine files the series touches, copied into dst."""
-	for path in patchset.touched_paths(PATCHES):
-		if (PRISTINE / path).exists():
-			(dst / path).parent.mkdir(parents=True, exist_ok=True)
-			shutil.copyfile(PRISTINE / path, dst / path)
-	return dst
 
 
 def differences(tree):
@@ -74,7 +65,7 @@ class StoredSeries(unittest.TestCase):
 
 	def test_quilt_pushes_the_stored_files(self):
 		with tempfile.TemporaryDirectory() as tmp:
-			tree = sparse_copy(Path(tmp))
+			tree = stackgit.copy_files(Path(tmp), PRISTINE, patchset.touched_paths(PATCHES))
 			env = dict(os.environ, QUILT_PATCHES=str(patchset.SERIES_DIR),
 				   QUILTRC='/dev/null')
 			r = subprocess.run(['quilt', 'push', '-a', '-q'], cwd=tree, env=env,
@@ -99,3 +90,20 @@ class StoredSeries(unittest.TestCase):
 		extra = here - listed - {'series', 'base-files.sha256'} - \
 			{f'{c}.msg' for c in patchset.COVERS}
 		self.assertEqual(extra, set(), 'files in series/ that the series list does not name')
+
+
+class RangeDiff(unittest.TestCase):
+	def test_the_old_form_reads_as_the_new(self):
+		"""The series before and after it became format-patch files: the
+		same patches (the conversion changed none)."""
+		import rangediff
+		for rev in ('bf2c2a4', '9b11524'):
+			if stackgit.run_git(patchset.REPO, 'cat-file', '-e', rev).returncode:
+				self.skipTest(f'commit {rev} is not in this clone')
+		def parts(rev):
+			# the blob ids' abbreviation was git's own before, 12 since
+			return [(p, m.subject, m.body, re.sub(r'^index .*\n', '', m.diff, flags=re.M))
+				for p, m in rangediff.stack_at(rev)]
+		old, new = parts('bf2c2a4'), parts('9b11524')
+		self.assertEqual(old, new)
+		self.assertEqual(len(new), 37)
