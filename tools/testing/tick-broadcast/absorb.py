@@ -8,32 +8,36 @@ The repository keeps the series' own files at their kernel paths
 difference between the edited file and what the series makes of it
 goes to the patch that last touched those lines, as `git absorb` does:
 the latest patch whose lines the hunk changes, or for lines only added,
-the latest of the patches that wrote the two lines around them. The
-stack is committed into a small repository of the files it touches
-(stackgit.sparse_repo), each hunk becomes a fixup commit of its patch,
-`git rebase --autosquash` folds them in, and the patch files and the
+the latest of the patches that wrote the two lines around them (in an
+empty file, the patch that made it). The stack is committed into a
+small repository of the files it touches (stackgit.sparse_repo), each
+hunk becomes a fixup commit of its patch, an interactive rebase whose
+list absorb writes itself folds them in, and the patch files and the
 series list are written back from the result.
 
 absorb changes nothing when a hunk has no patch to go to (it changes
 only lines of the pristine base, which no patch touched), when a file
-is new or gone (a patch must add or remove it: tb.py series edit), or
-when folding a hunk into its patch conflicts with a later patch. It
-says which hunk, which patch and why. explain() gives the same
-attribution without changing anything: the unit test that compares the
-kernel paths with the stack prints it.
+is new or gone (a patch must add or remove it: tb.py series edit), when
+folding a hunk into its patch conflicts with a later patch, or when the
+result would no longer apply to one of the trees (a patch the base tree
+gets too). It says which hunk, which patch and why. explain() gives the
+same attribution without changing anything: the unit test that compares
+the kernel paths with the stack, and a build that finds them apart,
+print it.
 """
 
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import patchset
 import stackgit
-from patchset import Patch
-from stackgit import BASE_TAG, Failed, git
+from patchset import Drift, Mismatch, Patch
+from progress import Failed
+from stackgit import BASE_TAG, git
 
 BRANCH = 'tb-absorb'
 
@@ -62,14 +66,34 @@ class Target:
 	why: str
 
 
+@dataclass
+class Plan:
+	"""The stack committed in a sparse repository, and where each hunk goes.
+
+	repo, tip	the repository and its branch's tip
+	patches		the series
+	commits		{slug: its commit}
+	targets		where each hunk of the edit goes
+	refused		what cannot be absorbed at all, and why
+	"""
+	repo: Path
+	tip: str
+	patches: List[Patch]
+	commits: Dict[str, str]
+	targets: List[Target] = field(default_factory=list)
+	refused: List[str] = field(default_factory=list)
+
+
 def parse_hunks(diff: str) -> List[Hunk]:
-	"""The hunks of a git diff -U0, each with its file's header."""
+	"""The hunks of a git diff -U0 with a/ and b/ prefixes, each with its
+	file's header."""
 	out = []
 	for block in re.split(r'^(?=diff --git )', diff, flags=re.M):
 		if not block.startswith('diff --git '):
 			continue
 		m = re.match(r'diff --git a/(\S+) b/', block)
-		assert m
+		if not m:
+			raise Failed(f'absorb cannot read this diff header: {block.splitlines()[0]}')
 		head, _, body = block.partition('\n@@')
 		for h in re.split(r'^(?=@@ )', '@@' + body, flags=re.M) if body else ():
 			r = re.match(r'@@ -(\d+)(?:,(\d+))? \+', h)
@@ -95,7 +119,13 @@ def target(repo: Path, tip: str, hunk: Hunk, owner: Dict[str, Patch]) -> Target:
 		total = len(git(repo, 'show', f'{tip}:{hunk.path}', strip=False).splitlines())
 		lines = (max(hunk.old, 1), min(hunk.old + 1, total))
 		what = 'the lines around it'
-	commits = blamed(repo, tip, hunk.path, *lines) if lines[0] <= lines[1] else []
+	if lines[0] <= lines[1]:
+		commits = blamed(repo, tip, hunk.path, *lines)
+	else:
+		# an empty file: the patch that made it
+		what = 'the file it adds to'
+		commits = git(repo, 'log', '--diff-filter=A', '--format=%H', tip, '--',
+			      hunk.path).split()[:1]
 	patches = sorted({owner[c] for c in commits if c in owner}, key=lambda p: p.number)
 	if not patches:
 		return Target(hunk, None, f'{what} are the pristine base\'s: no patch touched '
@@ -104,32 +134,47 @@ def target(repo: Path, tip: str, hunk: Hunk, owner: Dict[str, Patch]) -> Target:
 	why = f'{what} last changed by patch {latest.number}'
 	if len(patches) > 1:
 		why += ' (also by ' + ', '.join(f'{p.number}' for p in patches[:-1]) + ')'
-	elif len(set(commits) - set(owner)):
+	elif set(commits) - set(owner):
 		why += ' (and the base)'
 	return Target(hunk, latest, why)
 
 
-def plan(pristine: Path, tmp: Path) -> Tuple[Path, str, List[Target], List[str]]:
-	"""(repository, tip, where each hunk goes, what cannot be absorbed at
-	all) for the repository's kernel paths against the series."""
+def refusal(m: Mismatch, pristine: Path) -> str:
+	"""Why a file that does not merely differ cannot be absorbed."""
+	if m.drift is Drift.MISSING:
+		return f'{m}: a patch must remove it (tb.py series edit)'
+	if (pristine / m.path).exists():
+		return (f'{m.path}: an upstream file the repository keeps no copy of; change '
+			'it in its patch (tb.py series edit)')
+	return f'{m}: a new file needs a patch that adds it (tb.py series edit)'
+
+
+def plan(pristine: Path, tmp: Path) -> Plan:
+	"""Where each difference between the kernel paths and the series goes."""
 	patches = patchset.load()
 	bad = patchset.mismatches(pristine, patches=patches)
 	repo = stackgit.sparse_repo(tmp / 'repo', pristine, patchset.touched_paths(patches))
 	tip = stackgit.commit_stack(repo, BRANCH, stackgit.stack_of(patches), trailers=True)
 	commits = git(repo, 'rev-list', '--reverse', f'{BASE_TAG}..{tip}').split()
-	owner = dict(zip(commits, patches))
-	refused = [f'{path}: {why}; a patch must '
-		   f'{"add" if "no patch" in why else "remove" if "missing" in why else "change"} it '
-		   '(tb.py series edit)' for path, why in bad if 'differs' not in why]
-	edited = [path for path, why in bad if 'differs' in why]
+	pl = Plan(repo, tip, patches, {p.slug: c for p, c in zip(patches, commits)})
+	pl.refused = [refusal(m, pristine) for m in bad if m.drift is not Drift.DIFFERS]
+	edited = [m.path for m in bad if m.drift is Drift.DIFFERS]
 	for path in edited:
 		shutil.copyfile(patchset.REPO / path, repo / path)
-	diff = git(repo, 'diff', '-U0', '--no-color', '--no-ext-diff', '--', *edited,
-		   strip=False) if edited else ''
-	return repo, tip, [target(repo, tip, h, owner) for h in parse_hunks(diff)], refused
+	if not edited:
+		return pl
+	diff = git(repo, 'diff', '-U0', '--no-color', '--no-ext-diff', '--src-prefix=a/',
+		   '--dst-prefix=b/', '--', *edited, strip=False)
+	hunks = parse_hunks(diff)
+	if not hunks:
+		pl.refused.append(', '.join(edited) + ': differ in bytes that git diff does not '
+				  'show (line endings?)')
+	owner = dict(zip(commits, patches))
+	pl.targets = [target(repo, tip, h, owner) for h in hunks]
+	return pl
 
 
-def describe(targets: List[Target], refused: List[str]) -> str:
+def describe(targets: Sequence[Target], refused: Sequence[str]) -> str:
 	lines = list(refused)
 	for t in targets:
 		where = (f'patch {t.patch.number} ({t.patch.slug}.patch)' if t.patch
@@ -142,19 +187,78 @@ def explain(pristine: Path) -> str:
 	"""Which patch each difference between the kernel paths and the
 	series belongs to, without changing anything."""
 	with tempfile.TemporaryDirectory(prefix='tb-absorb-') as tmp:
-		_, _, targets, refused = plan(pristine, Path(tmp))
-		return describe(targets, refused)
+		pl = plan(pristine, Path(tmp))
+		return describe(pl.targets, pl.refused)
 
 
-def fixups(repo: Path, targets: List[Target], commit_of: Dict[str, str]) -> None:
-	"""One fixup commit per hunk, each applied to the index as it was at
-	the tip: within a file from the last hunk up, so that the line
-	numbers of the hunks above stay right."""
-	for t in sorted(targets, key=lambda t: (t.hunk.path, -t.hunk.old)):
+def fixups(pl: Plan) -> Dict[str, List[Tuple[str, Target]]]:
+	"""One fixup commit per hunk, applied to the index from the top of
+	each file down (git places a -U0 hunk by its new line number, which
+	counts the hunks above it); return {patch slug: [(fixup, target)]}.
+	The index must then be the edited files."""
+	out: Dict[str, List[Tuple[str, Target]]] = {}
+	for t in sorted(pl.targets, key=lambda t: (t.hunk.path, t.hunk.old)):
 		assert t.patch
-		git(repo, 'apply', '--cached', '--unidiff-zero', '-', input=t.hunk.header + t.hunk.text)
-		git(repo, 'commit', '-q', '--no-verify', f'--fixup={commit_of[t.patch.slug]}',
-		    env=stackgit.fixed_env())
+		git(pl.repo, 'apply', '--cached', '--unidiff-zero', '-',
+		    input=t.hunk.header + t.hunk.text)
+		git(pl.repo, 'commit', '-q', '--no-verify', '-m', f'fixup {t.patch.slug}')
+		out.setdefault(t.patch.slug, []).append((git(pl.repo, 'rev-parse', 'HEAD'), t))
+	if git(pl.repo, 'diff', '--name-only'):
+		raise Failed('nothing absorbed: the fixups do not add up to the edit (a bug of '
+			     'absorb):\n' + describe(pl.targets, []))
+	return out
+
+
+def fold(pl: Plan, folds: Dict[str, List[Tuple[str, Target]]], tmp: Path) -> None:
+	"""Rebase the stack with each patch's fixups folded into it, by a
+	rebase list written here; on a conflict, name the hunk or the patch
+	that conflicts."""
+	todo = tmp / 'todo'
+	lines = []
+	for p in pl.patches:
+		lines.append(f'pick {pl.commits[p.slug]}')
+		lines += [f'fixup {c}' for c, _ in folds.get(p.slug, [])]
+	todo.write_text('\n'.join(lines) + '\n')
+	env = stackgit.fixed_env(GIT_SEQUENCE_EDITOR=f'cp {todo}', GIT_EDITOR='true')
+	r = stackgit.run_git(pl.repo, 'rebase', '-q', '-i', BASE_TAG, env=env)
+	stopped = git(pl.repo, 'rev-parse', '-q', '--verify', 'REBASE_HEAD', check=False)
+	if r.returncode or stopped:
+		git(pl.repo, 'rebase', '--abort', check=False)
+		what = {c: f'its hunk {t.hunk.lines()} into patch {t.patch.number}'
+			for fs in folds.values() for c, t in fs if t.patch}
+		what.update({c: f'patch {p.number} ({p.slug}) on top of the folded hunks'
+			     for p in pl.patches for s, c in pl.commits.items() if s == p.slug})
+		conflicts = [ln for ln in (r.stdout + r.stderr).splitlines()
+			     if ln.startswith(('CONFLICT', 'error', 'fatal'))]
+		raise Failed('nothing absorbed: git could not apply '
+			     f'{what.get(stopped, "the rebase list")}: '
+			     f'{"; ".join(conflicts) or r.stderr.strip()[-300:]}\nthe hunks:\n'
+			     + describe(pl.targets, []) +
+			     '\nfold them by hand: tb.py series edit, then series save')
+	n = len(git(pl.repo, 'rev-list', f'{BASE_TAG}..HEAD').split())
+	if n != len(pl.patches):
+		raise Failed(f'nothing absorbed: the rebase left {n} commits for '
+			     f'{len(pl.patches)} patches (a bug of absorb)')
+
+
+def check_trees(stack: Sequence[Tuple[Patch, str]], pristine: Path) -> None:
+	"""Both trees still apply, and ours ends in the edited files."""
+	for tree in patchset.TREES:
+		state: patchset.FileState = {}
+		for p, text in stack:
+			if tree in p.trees:
+				try:
+					patchset.apply_diff(patchset.parse_mail(text).diff, state,
+							    pristine, f'{p.slug}.patch')
+				except patchset.SeriesError as e:
+					raise Failed(f'nothing absorbed: the {tree} tree would no longer '
+						     f'apply: {e}')
+		if tree == 'ours':
+			left = [p for p in patchset.own_files(pristine, state)
+				if (patchset.REPO / p).read_bytes() != state[p]]
+			if left:
+				raise Failed('nothing absorbed: the folded series does not end in '
+					     f'the edited files: {", ".join(left)} (a bug of absorb)')
 
 
 def absorb(pristine: Path) -> List[Target]:
@@ -163,34 +267,15 @@ def absorb(pristine: Path) -> List[Target]:
 	if any hunk cannot go."""
 	with tempfile.TemporaryDirectory(prefix='tb-absorb-') as tmpdir:
 		tmp = Path(tmpdir)
-		repo, tip, targets, refused = plan(pristine, tmp)
-		if refused or any(t.patch is None for t in targets):
-			raise Failed('nothing absorbed:\n' + describe(targets, refused))
-		if not targets:
+		pl = plan(pristine, tmp)
+		if pl.refused or any(t.patch is None for t in pl.targets):
+			raise Failed('nothing absorbed:\n' + describe(pl.targets, pl.refused))
+		if not pl.targets:
 			return []
-		commits = git(repo, 'rev-list', '--reverse', f'{BASE_TAG}..{tip}').split()
-		commit_of = {p.slug: c for p, c in zip(patchset.load(), commits)}
-		fixups(repo, targets, commit_of)
-		want = git(repo, 'rev-parse', 'HEAD^{tree}')
-		env = stackgit.fixed_env(GIT_SEQUENCE_EDITOR='true', GIT_EDITOR='true')
-		r = git(repo, 'rebase', '-q', '-i', '--autosquash', BASE_TAG, env=env, check=False,
-			merged_output=True)
-		if git(repo, 'status', '--porcelain') or git(
-				repo, 'rev-parse', '-q', '--verify', 'REBASE_HEAD', check=False):
-			stopped = git(repo, 'log', '-1', '--format=%s', 'REBASE_HEAD', check=False)
-			git(repo, 'rebase', '--abort', check=False)
-			conflicts = [ln for ln in r.splitlines() if ln.startswith('CONFLICT')]
-			raise Failed('nothing absorbed: folding the hunks into their patches conflicts '
-				     f'with a later patch (git rebase stopped at "{stopped}": '
-				     f'{"; ".join(conflicts) or "see git rebase"}); the hunks:\n'
-				     + describe(targets, []) +
-				     '\nfold them by hand: tb.py series edit, then series save')
-		if git(repo, 'rev-parse', 'HEAD^{tree}') != want:
-			raise Failed('nothing absorbed: the rebased series does not end in the '
-				     'edited files (a bug of absorb)')
-		stackgit.write_series(stackgit.read_branch(repo, 'HEAD'))
+		fold(pl, fixups(pl), tmp)
+		stack = stackgit.read_branch(pl.repo, 'HEAD')
+		check_trees(stack, pristine)
+		stackgit.write_series(stack)
 	left = patchset.mismatches(pristine)
-	if left:
-		raise Failed('absorbed, but the kernel paths still differ from the series: '
-			     + ', '.join(f'{p} ({why})' for p, why in left))
-	return targets
+	assert not left, left
+	return pl.targets
