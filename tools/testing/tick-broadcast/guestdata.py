@@ -92,7 +92,7 @@ class Report:
 	busy		{(cpu, return value): count} of the broadcast entry
 			point (None: no @@busy line at all)
 	ipis		{mask: sends} of the broadcast's wake IPIs (None: no
-			@@ipis line at all)
+			@@ipis line at all), ipis_lost the probe's lost events
 	soak		{run: {cpu or all: Stats}} of tbprobe soak
 	stuck		the @@soak NAME stuck lines: sleepers that never woke
 	stress		{STEP: {counter: value}} of the stress steps
@@ -107,6 +107,7 @@ class Report:
 	s2idle: Dict[str, str] = field(default_factory=dict)
 	busy: Optional[Dict[Tuple[int, int], int]] = None
 	ipis: Optional[Dict[int, int]] = None
+	ipis_lost: int = 0
 	soak: Dict[str, Dict[str, Stats]] = field(default_factory=dict)
 	stuck: List[str] = field(default_factory=list)
 	stress: Dict[str, Dict[str, str]] = field(default_factory=dict)
@@ -161,6 +162,7 @@ def parse(data: str) -> Report:
 			if 'mask' in kv:
 				mask = int(kv['mask'], 16)
 				res.ipis[mask] = res.ipis.get(mask, 0) + int(kv['n'])
+			res.ipis_lost += int(kv.get('lost', 0))
 			continue
 		if line.startswith('@@soak '):
 			f = line.split()

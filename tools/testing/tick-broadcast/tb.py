@@ -78,7 +78,8 @@ def parser() -> argparse.ArgumentParser:
 	b.set_defaults(fn=commands.cmd_build)
 	sub.add_parser('initramfs', help='build the initramfs').set_defaults(
 		fn=commands.cmd_initramfs)
-	r = sub.add_parser('report', help='boot hpet-irqoff once and print a report')
+	r = sub.add_parser('report', help='boot once under the deterministic clock, print what '
+					  'the broadcast did')
 	r.add_argument('tree', nargs='?', default='ours', choices=workspace.TREES)
 	r.set_defaults(fn=commands.cmd_report)
 	k = sub.add_parser('kunit', help='the KUnit suites of a tree')
@@ -176,7 +177,7 @@ def edit_series(args: argparse.Namespace) -> None:
 		print(f'series: absorbed {len(done)} hunks; the kernel paths and the series agree'
 		      if done else 'series: nothing to absorb: the kernel paths and the series agree')
 	elif args.action == 'range-diff':
-		revs = [r for r in args.revs if r != '--']
+		revs = args.revs
 		if not 1 <= len(revs) <= 2:
 			raise SystemExit('series: range-diff OLD [NEW]')
 		old, new = revs[0], revs[1] if len(revs) > 1 else None
