@@ -27,7 +27,8 @@ class Printing(unittest.TestCase):
 	def test_summary_starts_as_ci_greps_it(self):
 		line = results.summary(ROWS)
 		self.assertRegex(line, r'^[0-9]+ passed, [0-9]+ failed')
-		self.assertEqual(line, '2 passed, 1 failed, 1 skipped, 1 expected failures')
+		self.assertEqual(line, '2 passed, 1 failed, 1 skipped, 1 expected failures, '
+				 '0 unexpected passes')
 		self.assertEqual(results.summary([]).split(', ')[:2], ['0 passed', '0 failed'])
 
 	def test_only_a_failure_fails_the_run(self):
@@ -42,10 +43,12 @@ class Printing(unittest.TestCase):
 					  'known failure of the base; this run: finished: hang',
 					  Path('/o'), 7))
 
-	def test_an_expected_failure_that_passed_is_a_pass_with_a_note(self):
+	def test_an_expected_failure_that_passed_is_an_unexpected_pass_with_a_note(self):
 		row: Row = results.expect_failure(Row('x', Status.PASS, '12 s'), 'known')
 		self.assertEqual((row.status, row.detail),
-				 (Status.PASS, '12 s; passed, though expected to fail: known'))
+				 (Status.XPASS, '12 s; passed, though expected to fail: known'))
+		self.assertIn('expected to fail', results.line(row))
+		self.assertFalse(results.failed([row]))
 		row = results.expect_failure(Row('x', Status.PASS), 'known')
 		self.assertEqual(row.detail, 'passed, though expected to fail: known')
 
