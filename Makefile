@@ -69,7 +69,7 @@ series-steps: ## every patch built and its KUnit suites run (FIRST=n LAST=m BOOT
 absorb: ## fold edits of the files at kernel paths into their patches
 	$(TB) series absorb
 
-range-diff: ## the series at OLD against NEW, patch by patch (OLD=HEAD~3 [NEW=HEAD])
+range-diff: ## the series at commit OLD (HEAD) against NEW (the working tree), patch by patch
 	$(TB) series range-diff $(or $(OLD),HEAD) $(NEW)
 
 deps: ## install the Debian packages the testbed needs
