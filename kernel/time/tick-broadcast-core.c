@@ -266,9 +266,11 @@
  *
  * 9) The switch right after a periodic tick re-armed an emulating device,
  *    before the tick moved next_period on: the device fires a period
- *    after next_period. Taking its arming as armed = next_period would
- *    break I6, so the switch takes it only when it is no later than
- *    next_period (device_armed), and arms the device itself otherwise.
+ *    after next_period, and the periodic CPUs had the tick at
+ *    next_period already. Arming the device for next_period would give
+ *    them that tick twice (and the CPU that owns jiffies a second
+ *    do_timer(1)), so the glue hands them over at the device's arming
+ *    instead: next_period is never earlier than it (device_armed).
  */
 
 #include <linux/bitmap.h>

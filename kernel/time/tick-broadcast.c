@@ -118,10 +118,12 @@ static struct bc_req bc_req = {
 static DEFINE_PER_CPU(struct clock_event_device *, tick_wakeup_dev);
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev);
 static void tick_broadcast_setup_oneshot(struct clock_event_device *bcdev, unsigned int cpu);
+static void __tick_broadcast_switch_to_oneshot(void);
 #else
 static inline void tick_handle_oneshot_broadcast(struct clock_event_device *dev) { }
 static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bcdev,
 						unsigned int cpu) { }
+static inline void __tick_broadcast_switch_to_oneshot(void) { }
 #endif
 
 static struct clock_event_device *bc_dev(void)
@@ -476,12 +478,22 @@ static bool bc_install(struct clock_event_device *dev, int cpu,
  */
 void tick_install_broadcast_device(struct clock_event_device *dev, int cpu)
 {
+	bool installed, notify = dev->features & CLOCK_EVT_FEAT_ONESHOT;
 	struct clock_event_device *cur = NULL;
 	unsigned long flags;
-	bool installed;
 
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
 	installed = bc_install(dev, cpu, &cur);
+	/*
+	 * In oneshot mode the new device gets its oneshot handler before the
+	 * lock is let go of: an interrupt of the old one waiting for the
+	 * lock must not find a device installed that is not ready for it.
+	 */
+	if (installed && notify && tick_broadcast_oneshot_active()) {
+		__tick_broadcast_switch_to_oneshot();
+		bc_dev_sync();
+		notify = false;
+	}
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 	if (!installed)
 		return;
@@ -489,18 +501,12 @@ void tick_install_broadcast_device(struct clock_event_device *dev, int cpu)
 	/* Not under the lock: module_put() may do work of its own. */
 	if (cur)
 		module_put(cur->owner);
-
-	if (!(dev->features & CLOCK_EVT_FEAT_ONESHOT))
-		return;
-	if (tick_broadcast_oneshot_active()) {
-		tick_broadcast_switch_to_oneshot();
-		return;
-	}
 	/*
 	 * CPUs with C3STOP devices stayed periodic for want of a oneshot
 	 * broadcast device: tell them to try NOHZ and highres again.
 	 */
-	tick_clock_notify();
+	if (notify)
+		tick_clock_notify();
 }
 
 /* ------------------------------------------------------------ per-CPU setup */
@@ -969,22 +975,23 @@ static void __tick_broadcast_switch_to_oneshot(void)
 	}
 	if (bcdev && from_periodic) {
 		next = tick_get_next_period();
+		/*
+		 * Right after a periodic tick the device is armed for the
+		 * tick after @next already, while @next has not moved on
+		 * yet: the CPUs had tick @next, their next is the device's.
+		 */
+		if (armed && expires > next)
+			next = expires;
 		bc_show_handover(next, this_cpu);
 	}
 	if (from_periodic)
 		trace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));
-	/*
-	 * Right after a periodic tick the device may be armed for the tick
-	 * after @next already, while @next has not moved on yet: then the
-	 * core arms it for @next itself.
-	 */
-	tick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next,
-			       armed && expires <= next);
+	tick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next, armed);
 	/*
 	 * The device stays armed for that tick: say so in its next event,
 	 * which __clockevents_update_freq() programs it with again.
 	 */
-	if (armed && expires <= next)
+	if (armed)
 		bcdev->next_event = expires;
 	/* A device installed in oneshot mode: re-evaluate the sleepers. */
 	if (fresh && !from_periodic)

@@ -145,12 +145,18 @@ struct fake_event {
  * @armed is when it would fire: what it was programmed for last, KTIME_MAX
  * once shut down, switched or fired. Programming takes @slow_us. With
  * CLOCK_EVT_FEAT_HRTIMER it stands for the hrtimer broadcast: programming
- * binds it to the CPU doing it, as hrtimer_start() does.
+ * binds it to the CPU doing it, as hrtimer_start() does. @hook, if set, is
+ * called (and cleared) after the device's next programming, in the
+ * caller's context; @watch counts in @unready the programmings made while
+ * the device's handler is not the oneshot broadcast one.
  */
 struct fake_dev {
 	struct clock_event_device	ced;
 	unsigned int			slow_us;
 	ktime_t				armed;
+	void				(*hook)(struct fake_dev *f);
+	bool				watch;
+	unsigned int			unready;
 	unsigned int			nr;
 	struct fake_event		ev[NR_EVENTS];
 };
@@ -176,6 +182,16 @@ static unsigned int count(struct fake_dev *f, enum fake_event_type type)
 	return n;
 }
 
+static void fake_hook(struct fake_dev *f)
+{
+	void (*hook)(struct fake_dev *f) = f->hook;
+
+	if (hook) {
+		f->hook = NULL;
+		hook(f);
+	}
+}
+
 static int fake_set_next_ktime(ktime_t expires, struct clock_event_device *ced)
 {
 	struct fake_dev *f = to_fake(ced);
@@ -185,6 +201,9 @@ static int fake_set_next_ktime(ktime_t expires, struct clock_event_device *ced)
 	if (ced->features & CLOCK_EVT_FEAT_HRTIMER)
 		WRITE_ONCE(ced->bound_on, smp_processor_id());
 	record(f, EV_PROGRAM, expires, 0);
+	if (f->watch && ced->event_handler != tick_handle_oneshot_broadcast)
+		f->unready++;
+	fake_hook(f);
 	return 0;
 }
 
@@ -282,6 +301,7 @@ enum play_op {
 	PLAY_CONTROL,	/* tick_broadcast_control(@arg) */
 	PLAY_EXPIRED,	/* tick_check_broadcast_expired() */
 	PLAY_IRQ,	/* the broadcast device's interrupt, on this CPU */
+	PLAY_LATE_IRQ,	/* the case's late interrupt (dtest.late), on this CPU */
 	PLAY_QUIT,
 };
 
@@ -331,6 +351,10 @@ struct player {
  * @warned:	the kernel was tainted by a warning before the case
  * @lost:	a player stopped answering
  * @t0:		when the case took the broadcast, for the event log
+ * @late:	the device of a late interrupt that a player runs (PLAY_LATE_IRQ)
+ * @late_handler: its handler, as the interrupt read it
+ * @bc_hook:	the hook of the next broadcast device registered (fake_dev.hook)
+ * @late_spun:	the late interrupt waited for the lock while the hook ran
  */
 struct dtest {
 	struct kunit		*test;
@@ -348,6 +372,10 @@ struct dtest {
 	bool			warned;
 	bool			lost;
 	ktime_t			t0;
+	struct fake_dev		*late;
+	void			(*late_handler)(struct clock_event_device *ced);
+	void			(*bc_hook)(struct fake_dev *f);
+	bool			late_spun;
 };
 
 static void fake_ipi(const struct cpumask *mask)
@@ -392,6 +420,9 @@ static int play_one(struct player *p, int op, long arg)
 	case PLAY_IRQ:
 		bc = tick_get_broadcast_device()->evtdev;
 		bc->event_handler(bc);
+		return 0;
+	case PLAY_LATE_IRQ:
+		p->t->late_handler(&p->t->late->ced);
 		return 0;
 	}
 	return -EINVAL;
@@ -657,9 +688,8 @@ static void dtest_release(struct dtest *t)
 	t->irq = -1;
 }
 
-static void dtest_end(void *data)
+static void dtest_end(struct dtest *t)
 {
-	struct dtest *t = data;
 	unsigned int i;
 
 	if (t->held) {
@@ -707,8 +737,8 @@ static struct dtest *dtest_begin(struct kunit *test)
 	if (takeover(&t->machine))
 		kunit_skip(test, "the machine's broadcast is in use");
 	t->taken = true;
+	/* From here on, tick_broadcast_devices_exit() ends the case. */
 	dtest_now = t;
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, dtest_end, t), 0);
 	for_each_online_cpu(cpu) {
 		struct player *p = &t->p[t->nr_players];
 
@@ -752,6 +782,8 @@ static struct fake_dev *dt_register_bc(struct dtest *t, unsigned int features)
 	struct fake_dev *f = &t->bc[t->nr_bc];
 
 	fake_init(f, names[t->nr_bc], features, 400 + 10 * t->nr_bc, cpu_possible_mask);
+	f->hook = t->bc_hook;
+	t->bc_hook = NULL;
 	if (features & CLOCK_EVT_FEAT_DYNIRQ) {
 		t->irq = irq_alloc_desc(NUMA_NO_NODE);
 		KUNIT_ASSERT_GE(t->test, t->irq, 0);
@@ -1065,28 +1097,28 @@ static void devices_periodic_irq_across_the_switch_keeps_handed_over_cpus_armed(
 
 /*
  * The switch to oneshot mode right after a periodic tick re-armed the
- * device, before the CPU that advances jiffies moved the next period on:
- * the handed-over CPUs sleep until that period, and the device must be
- * armed for them, not for the period after. The device emulating periodic
- * ticks on oneshot mode is due at the next period, fires early as if it
- * were there already, and the switch follows. With either device the
- * switch hands the CPUs over to the period it reads then. The players
- * are held with interrupts off and so is this CPU from the period's read
- * to the end of the switch, so that no tick can move the period on
- * meanwhile; where more CPUs are online than the players, another CPU's
- * tick can, and the case tries again.
+ * device emulating periodic ticks on oneshot mode, before the CPU that
+ * advances jiffies moved the next period on: the CPUs handed over had the
+ * tick of that period already, and the device is armed for the next one.
+ * Each CPU must get each tick once: when the device fires at its arming,
+ * a CPU it wakes must not have had that period's tick. (A device in
+ * periodic state shows no arming to tell by; that case is not covered.)
+ * The players are held with interrupts off and so is this CPU from the
+ * period's read to the end of the switch, so that no tick can move the
+ * period on meanwhile; where more CPUs are online than the players,
+ * another CPU's tick can, and the case tries again.
  */
-static void devices_switch_right_after_a_periodic_tick_arms_for_handed_over_cpus(struct kunit *test)
+static void devices_switch_right_after_a_periodic_tick_ticks_each_cpu_once(struct kunit *test)
 {
-	const unsigned int *features = test->param_value;
+	unsigned int i, attempt, before[NR_PLAYERS], ticked[NR_PLAYERS];
 	struct dtest *t = dtest_begin(test);
-	unsigned int i, attempt;
+	ktime_t next, armed;
 	struct fake_dev *bc;
-	ktime_t next;
+	char a[32], b[32];
 	bool moved;
 
 	for (attempt = 0; ; attempt++) {
-		bc = dt_register_bc(t, *features);
+		bc = dt_register_bc(t, 0);
 		KUNIT_ASSERT_PTR_EQ(test, dt_bc(t), bc);
 		for (i = 0; i < t->nr_players; i++)
 			play_control(t, &t->p[i], TICK_BROADCAST_ON);
@@ -1094,10 +1126,14 @@ static void devices_switch_right_after_a_periodic_tick_arms_for_handed_over_cpus
 		wait_for_jiffy();
 		local_irq_disable();
 		next = READ_ONCE(tick_next_period);
-		if (!*features)
-			bc->ced.next_event = next;
+		/* Due at the period, and fired early as if it were there. */
+		bc->ced.next_event = next;
+		for (i = 0; i < t->nr_players; i++)
+			before[i] = ipis(&t->p[i]);
 		fired(bc);
 		bc->ced.event_handler(&bc->ced);
+		for (i = 0; i < t->nr_players; i++)
+			ticked[i] = ipis(&t->p[i]);
 		play_switch_unchecked(t);
 		moved = READ_ONCE(tick_next_period) != next;
 		local_irq_enable();
@@ -1108,8 +1144,22 @@ static void devices_switch_right_after_a_periodic_tick_arms_for_handed_over_cpus
 			kunit_skip(test, "a jiffy passed between tick and switch every time");
 		dtest_restart(t);
 	}
-	expect_covered(t, "the switch right after a periodic tick");
-	KUNIT_EXPECT_EQ(test, t->p[0].local.ced.next_event, next);
+	for (i = 0; i < t->nr_players; i++)
+		KUNIT_ASSERT_EQ_MSG(test, ticked[i], before[i] + 1,
+				    "CPU%u had no periodic tick", t->p[i].cpu);
+
+	armed = bc->armed;
+	KUNIT_ASSERT_NE_MSG(test, armed, KTIME_MAX,
+			    "nothing is armed for the CPUs handed over at the switch");
+	wait_until(armed);
+	play_irq(t, bc);
+	for (i = 0; i < t->nr_players; i++) {
+		if (ipis(&t->p[i]) == ticked[i] || armed >= ktime_add_ns(next, TICK_NSEC))
+			continue;
+		KUNIT_FAIL(test, "CPU%u had the tick at %s twice: the device fired again at %s",
+			   t->p[i].cpu, fmt_t(t, next, a, sizeof(a)),
+			   fmt_t(t, armed, b, sizeof(b)));
+	}
 }
 
 /*
@@ -1237,6 +1287,96 @@ static void devices_late_interrupt_of_replaced_device_leaves_it_alone(struct kun
 	KUNIT_EXPECT_EQ(test, bc->armed, ta);
 	play_exit(t, a);
 	play_exit(t, b);
+}
+
+/*
+ * The installation programs the new device, the lock held: the late
+ * interrupt starts on a player and spins on the lock, which it gets as
+ * soon as the installation lets go of it. From then on, the new device is
+ * watched for a programming without its oneshot handler.
+ */
+static void late_irq_spins(struct fake_dev *f)
+{
+	struct dtest *t = dtest_now;
+	ktime_t end = ktime_add_ms(ktime_get(), 100);
+
+	play_start(&t->p[2], PLAY_LATE_IRQ, 0);
+	while (!raw_spin_is_contended(&tick_broadcast_lock) && ktime_before(ktime_get(), end))
+		cpu_relax();
+	t->late_spun = raw_spin_is_contended(&tick_broadcast_lock);
+	f->watch = true;
+}
+
+/*
+ * The old device's interrupt waits for the lock while a better device
+ * replaces it in oneshot mode, and gets it as soon as the installation
+ * lets go of it: between the installation and the switch of the new
+ * device to oneshot mode, if the replacement makes those two steps. It
+ * must program neither device then: the old one is detached, and the
+ * new one has no oneshot handler yet.
+ */
+static void devices_late_interrupt_inside_the_replacement_programs_no_device(struct kunit *test)
+{
+	struct dtest *t = dtest_begin(test);
+	struct fake_dev *old = dt_oneshot(t, 0), *bc = &t->bc[t->nr_bc];
+	struct player *a = &t->p[0], *b = &t->p[1];
+	unsigned int programmed;
+	ktime_t ta = in_ms(30000);
+
+	/* ON: the installation starts the new device under the lock. */
+	play_control(t, b, TICK_BROADCAST_ON);
+	play_enter(t, a, ta);
+	t->late = old;
+	t->late_handler = old->ced.event_handler;
+	fired(old);
+	programmed = count(old, EV_PROGRAM);
+
+	hold(t);
+	t->bc_hook = late_irq_spins;
+	KUNIT_ASSERT_PTR_EQ(test, dt_register_bc(t, 0), bc);
+	KUNIT_EXPECT_TRUE_MSG(test, play_wait(t, &t->p[2]), "the late interrupt did not end");
+	release(t);
+	KUNIT_ASSERT_TRUE_MSG(test, bc->watch,
+			      "the installation did not program the new device under the lock");
+	KUNIT_EXPECT_TRUE_MSG(test, t->late_spun,
+			      "the late interrupt did not wait for the lock within 100 ms");
+
+	KUNIT_EXPECT_TRUE(test, clockevent_state_detached(&old->ced));
+	KUNIT_EXPECT_EQ_MSG(test, count(old, EV_PROGRAM), programmed,
+			    "the replaced device was programmed by its own late interrupt");
+	KUNIT_EXPECT_EQ_MSG(test, bc->unready, 0,
+			    "the new device was programmed before it had its oneshot handler");
+	expect_covered(t, "the replacement");
+	play_irq(t, bc);
+	KUNIT_EXPECT_EQ(test, bc->armed, ta);
+	play_exit(t, a);
+}
+
+/*
+ * A CPU forced at its exit (its event due, the broadcast interrupt not yet
+ * handled) when a better device replaces the broadcast device: the old
+ * device's interrupt will not come, its handler being the noop now. The
+ * new device must be armed for the forced CPU, which polls until then.
+ */
+static void devices_replacement_arms_the_new_device_for_a_forced_cpu(struct kunit *test)
+{
+	struct dtest *t = dtest_begin(test);
+	struct player *a = &t->p[0];
+	ktime_t ta = in_ms(2);
+	struct fake_dev *bc;
+
+	dt_oneshot(t, 0);
+	play_enter(t, a, ta);
+	wait_until(ta);
+	play_exit(t, a);
+	KUNIT_ASSERT_EQ(test, play_expired(t, a), 1);
+
+	bc = dt_register_bc(t, 0);
+	KUNIT_ASSERT_PTR_EQ(test, dt_bc(t), bc);
+	KUNIT_EXPECT_NE_MSG(test, bc->armed, KTIME_MAX, "nothing is armed for the forced CPU");
+	play_irq(t, bc);
+	KUNIT_EXPECT_EQ(test, ipis(a), 1);
+	KUNIT_EXPECT_EQ(test, play_expired(t, a), 0);
 }
 
 /*
@@ -1556,13 +1696,14 @@ KUNIT_ARRAY_PARAM(periodic_features, periodic_features, periodic_features_desc);
 static struct kunit_case tick_broadcast_devices_cases[] = {
 	KUNIT_CASE_PARAM(devices_periodic_irq_across_the_switch_keeps_handed_over_cpus_armed,
 			 periodic_features_gen_params),
-	KUNIT_CASE_PARAM(devices_switch_right_after_a_periodic_tick_arms_for_handed_over_cpus,
-			 periodic_features_gen_params),
+	KUNIT_CASE(devices_switch_right_after_a_periodic_tick_ticks_each_cpu_once),
 	KUNIT_CASE(devices_enter_after_the_switch_keeps_handed_over_cpus_armed),
 	KUNIT_CASE(devices_expiry_wakes_due_cpus_and_rearms_for_the_next),
 	KUNIT_CASE(devices_expiry_on_a_due_cpu_runs_its_own_handler),
 	KUNIT_CASE(devices_new_device_replaces_old_one_while_cpus_sleep),
 	KUNIT_CASE(devices_late_interrupt_of_replaced_device_leaves_it_alone),
+	KUNIT_CASE(devices_late_interrupt_inside_the_replacement_programs_no_device),
+	KUNIT_CASE(devices_replacement_arms_the_new_device_for_a_forced_cpu),
 	KUNIT_CASE(devices_last_off_keeps_device_armed_while_cpus_sleep),
 	KUNIT_CASE(devices_periodic_last_off_stops_device),
 	KUNIT_CASE(devices_off_after_force_keeps_periodic_ticks),
@@ -1578,9 +1719,17 @@ static struct kunit_case tick_broadcast_devices_cases[] = {
 	{}
 };
 
+/* After each case, whether it ended or failed an assertion. */
+static void tick_broadcast_devices_exit(struct kunit *test)
+{
+	if (dtest_now && dtest_now->test == test)
+		dtest_end(dtest_now);
+}
+
 static struct kunit_suite tick_broadcast_devices_suite = {
 	.name = "tick_broadcast_devices",
 	.suite_init = tick_broadcast_devices_init,
+	.exit = tick_broadcast_devices_exit,
 	.test_cases = tick_broadcast_devices_cases,
 };
 

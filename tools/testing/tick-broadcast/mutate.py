@@ -171,8 +171,17 @@ MUTANTS = [
 	Mutant('periodic-irq-returns', GLUE, 'a periodic interrupt late for oneshot mode just returns',
 	       '\t\ttick_handle_oneshot_broadcast(dev);\n\t\treturn;\n', '\t\treturn;\n'),
 	Mutant('switch-ignores-expiry', GLUE,
-	       "the switch ignores that the device is armed a period after the hand-over",
-	       'armed && expires <= next);', 'armed);'),
+	       'right after a periodic tick the switch re-arms for the tick it delivered',
+	       '\t\tif (armed && expires > next)\n\t\t\tnext = expires;\n'
+	       '\t\tbc_show_handover(next, this_cpu);\n\t}\n'
+	       '\tif (from_periodic)\n'
+	       '\t\ttrace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));\n'
+	       '\ttick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next, armed);\n',
+	       '\t\tbc_show_handover(next, this_cpu);\n\t}\n'
+	       '\tif (from_periodic)\n'
+	       '\t\ttrace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));\n'
+	       '\ttick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next,\n'
+	       '\t\t\t       armed && expires <= next);\n'),
 	Mutant('flush-no-recheck', GLUE,
 	       'the deferred write does not re-check for newer requests after unlocking',
 	       '\t\traw_spin_unlock(&bc_req.lock);\n\t}\n}', '\t\traw_spin_unlock(&bc_req.lock);\n\t\treturn;\n\t}\n}'),
@@ -180,6 +189,19 @@ MUTANTS = [
 	       '\tif (out.armed)\n\t\tbc_dev_flush();\n', ''),
 	Mutant('expiry-no-flush', GLUE, 'expiry re-arms and never writes it',
 	       '\tbc_send_ipis(wake);\n\tbc_dev_flush();\n', '\tbc_send_ipis(wake);\n'),
+	Mutant('install-two-steps', GLUE,
+	       'a device installed in oneshot mode gets its handler after the lock was let go of',
+	       '\tif (installed && notify && tick_broadcast_oneshot_active()) {\n'
+	       '\t\t__tick_broadcast_switch_to_oneshot();\n'
+	       '\t\tbc_dev_sync();\n'
+	       '\t\tnotify = false;\n'
+	       '\t}\n'
+	       '\traw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);\n',
+	       '\traw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);\n'
+	       '\tif (installed && notify && tick_broadcast_oneshot_active()) {\n'
+	       '\t\ttick_broadcast_switch_to_oneshot();\n'
+	       '\t\tnotify = false;\n'
+	       '\t}\n'),
 	Mutant('install-no-sync', GLUE, 'replacing the device does not write the deferred arming first',
 	       '\tif (cur)\n\t\tbc_dev_sync();\n\t__clockevents_exchange_device(cur, dev);',
 	       '\t__clockevents_exchange_device(cur, dev);'),
