@@ -217,19 +217,34 @@ def patches_for(tree: str, patches: Optional[List[Patch]] = None) -> List[Patch]
 COVERS = ('cover', 'cover-fixes')
 COVER_LIST = '@@PATCHES@@'
 COVER_GROUPS = (
-	('fix', 'Fixes of the current code, each standalone, with the case of the\n'
-		'devices suite that fails without it:'),
+	('stable', 'Fixes for stable: a user can hit the bug, on the path the changelog\n'
+		   'names; with the case of the devices suite that fails without each:'),
+	('fix', 'Fixes of bugs an in-tree path reaches, with too little at stake for\n'
+		'stable:'),
+	('hardening', 'Hardening: bugs that no in-tree caller is known to reach:'),
 	('base', 'Test tooling, which runs on the code before and after the rewrite:'),
 	('rest', 'The rewrite:'),
 )
+# What a changelog says of the fix's reach, read by fix_group().
+STABLE_TAG = 'Cc: stable@vger.kernel.org'
+NO_CALLER = 'No in-tree caller is known to reach'
+
+
+def fix_group(p: Patch) -> str:
+	"""stable, fix or hardening, as the fix's changelog says: its Cc:
+	stable tag, or the sentence that no in-tree caller reaches the bug."""
+	body = p.message()[1]
+	if STABLE_TAG in body.splitlines():
+		return 'stable'
+	return 'hardening' if NO_CALLER in ' '.join(body.split()) else 'fix'
 
 
 def cover_list(patches: Sequence[Patch]) -> str:
 	"""The cover letter's list of patches, numbered as git format-patch
-	numbers them, in groups: the fixes, the tests that run on the
-	current code, the rest."""
+	numbers them, in groups: the fixes (for stable, the others, the
+	hardening), the tests that run on the current code, the rest."""
 	def group(p: Patch) -> str:
-		return 'fix' if p.fix else 'base' if p.base else 'rest'
+		return fix_group(p) if p.fix else 'base' if p.base else 'rest'
 	out = []
 	for key, title in COVER_GROUPS:
 		members = [(n, p) for n, p in enumerate(patches, 1) if group(p) == key]

@@ -239,6 +239,14 @@ class Cover(unittest.TestCase):
 		self.assertEqual(len(re.findall(r'^ +\d+ ', fixes, re.M)),
 				 sum(p.fix for p in patches))
 
+	def test_the_fixes_are_listed_by_their_reach(self):
+		patches = [p for p in patchset.patches_for('ours') if p.fix]
+		body = patchset.cover_list(patches)
+		for p in patches:
+			title = dict(patchset.COVER_GROUPS)[patchset.fix_group(p)]
+			section = body.split(title, 1)[1].split('\n\n', 1)[0]
+			self.assertIn(p.message()[0], section, p.slug)
+
 	def test_the_fixes_cover_lists_only_fixes(self):
 		patches = [p for p in patchset.patches_for('ours') if p.fix]
 		subject, body = self.check_list(patches)
@@ -247,6 +255,18 @@ class Cover(unittest.TestCase):
 
 
 class Changelogs(unittest.TestCase):
+	def test_fixes_say_what_reaches_them(self):
+		# stable takes a fix of a bug a user can hit, with the commit that
+		# introduced it; a fix of a bug nothing reaches is hardening
+		for p in patchset.load():
+			if not p.fix:
+				continue
+			body = p.message()[1]
+			group = patchset.fix_group(p)
+			if group == 'stable':
+				self.assertRegex(body, r'(?m)^Fixes: [0-9a-f]{12} \("', p.slug)
+				self.assertNotIn(patchset.NO_CALLER, ' '.join(body.split()), p.slug)
+
 	def test_body_lines_fit_checkpatch(self):
 		# checkpatch's COMMIT_LOG_LONG_LINE, seconds before make check runs it
 		for p in patchset.load():
