@@ -4,7 +4,9 @@
 Everything that is not the repository lives in $TB_CACHE (default
 ~/.cache/tick-broadcast):
 
-  linux-<debian version>/pristine    linux-source-6.12 unpacked once
+  linux-<debian version>/pristine    a base (BASES: linux-source-6.12,
+                                     the default, or linux-source-6.1)
+                                     unpacked once
   linux-<debian version>/{ours,base} the two trees, updated in place by
                                      patchset.tree_files(); each has its
                                      build directory .build-x86_64[-variant]
@@ -35,6 +37,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -51,8 +54,26 @@ REPO = TOOLS.parents[2]
 CONFIGS = TOOLS / 'configs'
 CACHE = Path(os.environ.get('TB_CACHE', Path.home() / '.cache' / 'tick-broadcast'))
 RUNS = CACHE / 'runs'
-TARBALL = Path('/usr/src/linux-source-6.12.tar.xz')
-BASE_PACKAGE = 'linux-source-6.12'
+
+
+@dataclass(frozen=True)
+class Base:
+	"""A kernel the series applies to, as Debian packages its source.
+
+	The series is made against 6.12 (DEFAULT_BASE): the trees ours and
+	base, every build and boot. Its fixes also go to 6.1 (BASE=6.1)."""
+	name: str	# what BASE= says: 6.12, 6.1
+	package: str
+	tarball: Path
+
+
+def debian_base(name: str) -> Base:
+	"""Debian's linux-source-NAME, its tarball in /usr/src."""
+	return Base(name, f'linux-source-{name}', Path(f'/usr/src/linux-source-{name}.tar.xz'))
+
+
+BASES = {b.name: b for b in (debian_base('6.12'), debian_base('6.1'))}
+DEFAULT_BASE = '6.12'
 TREES = ('ours', 'base')
 JOBS = os.cpu_count() or 2
 ARCH = arches.DEFAULT	# the default architecture of builds and boots
@@ -60,7 +81,9 @@ ARCHES = tuple(arches.ARCHES)
 
 # command or file -> Debian package providing it
 DEPENDS = {
-	str(TARBALL): BASE_PACKAGE,
+	# every base: the second one for make unit and make check's build of
+	# the fixes on it, and make series BASE=
+	**{str(b.tarball): b.package for b in BASES.values()},
 	'flex': 'flex',
 	'bison': 'bison',
 	'bc': 'bc',
@@ -96,9 +119,10 @@ DEPENDS = {
 }
 
 
-# What make unit needs: the base's files, git and quilt for the series,
-# the type checker.
-UNIT_DEPENDS = {k: DEPENDS[k] for k in (str(TARBALL), 'git', 'quilt', 'mypy', 'xz')}
+# What make unit needs: the default base's files, git and quilt for the
+# series, the type checker.
+UNIT_DEPENDS = {k: DEPENDS[k] for k in (str(BASES[DEFAULT_BASE].tarball), 'git', 'quilt',
+					'mypy', 'xz')}
 
 # ---------------------------------------------------------------- deps
 
@@ -165,20 +189,29 @@ def foreign_busybox(arch: str) -> Path:
 
 # ---------------------------------------------------------------- trees
 
-def base_version() -> str:
-	r = subprocess.run(['dpkg-query', '-W', '-f=${Version}', BASE_PACKAGE],
+def base_of(name: str) -> Base:
+	"""The base called name (BASES), or die naming the known ones."""
+	if name not in BASES:
+		die(f'unknown base "{name}" (want one of {", ".join(BASES)})')
+	return BASES[name]
+
+
+def base_version(base: str = DEFAULT_BASE) -> str:
+	"""The Debian version of the base's package, as a file name."""
+	package = base_of(base).package
+	r = subprocess.run(['dpkg-query', '-W', '-f=${Version}', package],
 			   capture_output=True, text=True)
 	if r.returncode or not r.stdout:
-		die(f'{BASE_PACKAGE} is not installed (tb.py deps)')
+		die(f'{package} is not installed (tb.py deps)')
 	return re.sub(r'[^A-Za-z0-9.+-]', '_', r.stdout.strip())
 
 
-def workdir() -> Path:
-	return CACHE / f'linux-{base_version()}'
+def workdir(base: str = DEFAULT_BASE) -> Path:
+	return CACHE / f'linux-{base_version(base)}'
 
 
-def pristine_dir() -> Path:
-	return workdir() / 'pristine'
+def pristine_dir(base: str = DEFAULT_BASE) -> Path:
+	return workdir(base) / 'pristine'
 
 
 def tree_dir(tree: str) -> Path:
@@ -198,17 +231,19 @@ def kernel_version(src: Path) -> str:
 	return f'{v["VERSION"]}.{v["PATCHLEVEL"]}.{v["SUBLEVEL"]}'
 
 
-def unpack_pristine() -> Path:
-	dst = pristine_dir()
+def unpack_pristine(base: str = DEFAULT_BASE) -> Path:
+	"""The base's pristine tree, its tarball unpacked the first time."""
+	tarball = base_of(base).tarball
+	dst = pristine_dir(base)
 	if (dst / 'Makefile').exists():
 		return dst
 	dst.parent.mkdir(parents=True, exist_ok=True)
 	tmp = Path(tempfile.mkdtemp(dir=dst.parent, prefix='unpack-'))
-	log(f'unpacking {TARBALL} into {dst} (about a minute)')
-	run(['tar', '-xJf', str(TARBALL), '-C', str(tmp)])
+	log(f'unpacking {tarball} into {dst} (seconds to a minute)')
+	run(['tar', '-xJf', str(tarball), '-C', str(tmp)])
 	top = [p for p in tmp.iterdir() if p.is_dir()]
 	if len(top) != 1:
-		die(f'unexpected layout of {TARBALL}')
+		die(f'unexpected layout of {tarball}')
 	top[0].rename(dst)
 	tmp.rmdir()
 	return dst
@@ -268,7 +303,7 @@ def prepare_tree(tree: str) -> Path:
 		f.write_bytes(data)
 		changed += 1
 	stamp.write_text('\n'.join(sorted(want)) + '\n')
-	log(f'tree {tree}: Linux {kernel_version(dst)} (Debian {BASE_PACKAGE} '
+	log(f'tree {tree}: Linux {kernel_version(dst)} (Debian {BASES[DEFAULT_BASE].package} '
 	    f'{base_version()}), {len(want)} series files, {changed} updated, at {dst}')
 	return dst
 

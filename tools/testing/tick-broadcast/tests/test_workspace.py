@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """workspace: kunit.py configs per tree, KUnit result parsing."""
 
+import contextlib
+import io
 import json
 import os
+import subprocess
 import tempfile
 import unittest
 from pathlib import Path
@@ -144,6 +147,66 @@ class KunitRows(unittest.TestCase):
 	def test_no_results_is_a_failure(self):
 		rows = workspace.kunit_rows('', 'kernel panic', 'kunit/ours', '/x')
 		self.assertEqual((rows[0].name, rows[0].status), ('kunit/ours/run', Status.FAIL))
+
+
+class Bases(unittest.TestCase):
+	"""6.12 and 6.1, each unpacked once into its own directory."""
+
+	def setUp(self):
+		self.tmp = tempfile.TemporaryDirectory()
+		self.addCleanup(self.tmp.cleanup)
+		self.root = Path(self.tmp.name)
+		versions = {'6.12': '6.12.118-1~deb12u1', '6.1': '6.1.192-3'}
+		bases = {}
+		for name, ver in versions.items():
+			top = self.root / 'src' / f'linux-source-{name}'
+			top.mkdir(parents=True)
+			(top / 'Makefile').write_text(f'VERSION = 6\nPATCHLEVEL = {name[2:]}\n'
+						      f'SUBLEVEL = {ver.split(".")[2].split("-")[0]}\n')
+			tarball = self.root / f'linux-source-{name}.tar.xz'
+			subprocess.run(['tar', '-cJf', str(tarball), '-C', str(top.parent), top.name],
+				       check=True)
+			bases[name] = workspace.Base(name, f'linux-source-{name}', tarball)
+		patches: List[Any] = [
+			mock.patch.object(workspace, 'CACHE', self.root / 'cache'),
+			mock.patch.object(workspace, 'BASES', bases),
+			mock.patch.object(workspace, 'base_version',
+					  lambda base='6.12': versions[base].replace('~', '_')),
+			mock.patch.object(workspace, 'log', lambda *a: None)]
+		for p in patches:
+			p.start()
+			self.addCleanup(p.stop)
+
+	def test_the_default_base_is_6_12(self):
+		self.assertEqual(workspace.DEFAULT_BASE, '6.12')
+		self.assertEqual(workspace.pristine_dir(), workspace.pristine_dir('6.12'))
+
+	def test_each_base_is_unpacked_once_into_its_own_directory(self):
+		old = workspace.unpack_pristine('6.1')
+		new = workspace.unpack_pristine()
+		self.assertEqual(old, self.root / 'cache/linux-6.1.192-3/pristine')
+		self.assertEqual(new, self.root / 'cache/linux-6.12.118-1_deb12u1/pristine')
+		self.assertEqual(workspace.kernel_version(old), '6.1.192')
+		self.assertEqual(workspace.kernel_version(new), '6.12.118')
+		# cached: no tarball needed the second time
+		workspace.BASES['6.1'].tarball.unlink()
+		self.assertEqual(workspace.unpack_pristine('6.1'), old)
+
+	def test_an_unknown_base_is_refused_by_name(self):
+		err = io.StringIO()
+		with contextlib.redirect_stderr(err), self.assertRaises(SystemExit):
+			workspace.unpack_pristine('5.10')
+		self.assertIn('"5.10"', err.getvalue())
+		self.assertIn('6.12, 6.1', err.getvalue())
+
+
+class DebianBases(unittest.TestCase):
+	def test_both_packages_are_dependencies(self):
+		self.assertEqual(list(workspace.BASES), ['6.12', '6.1'])
+		for name in ('6.12', '6.1'):
+			tarball = f'/usr/src/linux-source-{name}.tar.xz'
+			self.assertEqual(str(workspace.BASES[name].tarball), tarball)
+			self.assertEqual(workspace.DEPENDS[tarball], f'linux-source-{name}')
 
 
 class SeededBuilds(unittest.TestCase):
