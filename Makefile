@@ -55,8 +55,11 @@ stress: ## hours of hotplug, suspend and device hand-over on both kernels
 mutate: ## break the code on purpose, see which test catches it (ONLY=id,id)
 	$(PYTHON) tools/testing/tick-broadcast/mutate.py $(if $(ONLY),--only $(ONLY))
 
-series: ## the series as git format-patch files (PART=fixes; TB_BASE=tree: git am)
-	$(TB) series $(if $(PART),--part $(PART)) $(if $(TB_BASE),--base $(TB_BASE))
+# BASE=6.1 (with PART=fixes): the fixes made for Debian's linux-source-6.1,
+# in $(TB_CACHE)/series-fixes-6.1/.
+series: ## the series as git format-patch files (PART=fixes BASE=6.1; TB_BASE=tree: git am)
+	$(TB) series $(if $(PART),--part $(PART)) $(if $(BASE),--kernel $(BASE)) \
+		$(if $(TB_BASE),--base $(TB_BASE))
 
 # FIRST=n LAST=m: only patches n..m; BOOT=1 also boots det-hpet-halt,
 # periodic-halt and pit-halt on each step's scenario kernel.

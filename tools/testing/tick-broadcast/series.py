@@ -16,6 +16,11 @@ Everything lives under the workspace: $TB_CACHE/linux-<version>/series-git
 (the base as a git repository, one commit, and the series as a branch),
 .../series-am (a worktree where verify applies the files), and
 $TB_CACHE/series/ (the exported files).
+
+The fixes alone also go to another base than the series' (6.1): export
+then takes their versions for it (backport.py) and that base's
+repository ($TB_CACHE/linux-<its version>/series-git), and writes them
+to $TB_CACHE/series-fixes-<base>/.
 """
 
 import argparse
@@ -30,12 +35,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import AbstractSet, Collection, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
+import backport
 import configbuilds
 import patchset
 import results
 import stackgit
 from kunitcmd import UML_ARGS, kunit_py
-from patchset import Patch
+from patchset import Mail, Patch
 from results import Row, Status
 from progress import run_logged
 from stackgit import BASE_TAG, Failed, git
@@ -129,12 +135,15 @@ def new_files(pristine: Path, patches: Optional[Sequence[Patch]] = None) -> List
 
 # ---------------------------------------------------------------- export
 
-def commit_series(repo: Path, pristine: Path, patches: Optional[Sequence[Patch]] = None) -> str:
-	"""(Re)make branch tb-series: one commit per patch, on tb-base."""
+def commit_series(repo: Path, pristine: Path, patches: Optional[Sequence[Patch]] = None,
+		  mails: Optional[Sequence[Mail]] = None) -> str:
+	"""(Re)make branch tb-series: one commit per patch, on tb-base (with
+	mails: each patch's mail for this base, as backport.py made it)."""
 	signoff = identity()
 	if patches is None:
 		patches = patchset.load()
-	return stackgit.commit_stack(repo, BRANCH, stackgit.stack_of(patches),
+	stack = list(zip(patches, mails)) if mails is not None else stackgit.stack_of(patches)
+	return stackgit.commit_stack(repo, BRANCH, stack,
 				     tail=lambda p: f'Signed-off-by: {signoff}')
 
 
@@ -146,11 +155,11 @@ def maintainers(repo: Path, files: Iterable[Path]) -> str:
 
 
 def fill_cover(cover: Path, repo: Path, patch_files: Iterable[Path], version: str, debver: str,
-	       patches: Sequence[Patch]) -> None:
+	       patches: Sequence[Patch], package: str) -> None:
 	subject, body = patchset.cover_message(patches)
 	text = cover.read_text()
 	text = text.replace('*** SUBJECT HERE ***', subject)
-	extra = (f'\nBase: Linux {version} as packaged by Debian (linux-source-6.12\n'
+	extra = (f'\nBase: Linux {version} as packaged by Debian ({package}\n'
 		 f'{debver}), committed as one commit: that is the base-commit below.\n'
 		 f'The sha256 of every file the series replaces or patches is in\n'
 		 f'{MANIFEST.name} next to these patches.\n\n'
@@ -160,11 +169,13 @@ def fill_cover(cover: Path, repo: Path, patch_files: Iterable[Path], version: st
 
 
 def export(workdir: Path, pristine: Path, outdir: Path, version: str, debver: str,
-	   patches: Optional[Sequence[Patch]] = None) -> List[Path]:
+	   package: str, patches: Optional[Sequence[Patch]] = None,
+	   mails: Optional[Sequence[Mail]] = None) -> List[Path]:
 	"""Write the series (or the given patches of it) to outdir; return the
-	list of files."""
+	list of files. The base is Debian's package; mails: the patches'
+	mails for it, if not their own (another base's fixes)."""
 	repo = base_repo(workdir, pristine, version)
-	commit_series(repo, pristine, patches)
+	commit_series(repo, pristine, patches, mails)
 	shutil.rmtree(outdir, ignore_errors=True)
 	outdir.mkdir(parents=True)
 	out = git(repo, 'format-patch', '-q', '--cover-letter', '--base', BASE_TAG, '-B',
@@ -174,7 +185,7 @@ def export(workdir: Path, pristine: Path, outdir: Path, version: str, debver: st
 	if not cover:
 		raise Failed(f'git format-patch wrote no cover letter: {out}')
 	fill_cover(cover[0], repo, [f for f in files if f not in cover], version, debver,
-		   patchset.patches_for('ours') if patches is None else patches)
+		   patchset.patches_for('ours') if patches is None else patches, package)
 	(outdir / MANIFEST.name).write_text(manifest_text(pristine, patches))
 	return files
 
@@ -194,8 +205,10 @@ def drifted(tree: Union[str, Path], recorded: str) -> List[Tuple[str, str]]:
 	return bad
 
 
-def apply(tree: Union[str, Path], outdir: Path, pristine: Path) -> int:
-	"""git am the exported series onto the user's git tree."""
+def apply(tree: Union[str, Path], outdir: Path, pristine: Path,
+	  recorded: Optional[str] = None) -> int:
+	"""git am the exported series onto the user's git tree, whose files
+	must have the hashes recorded (MANIFEST's unless given)."""
 	tree = Path(tree).resolve()
 	if not (tree / 'Makefile').exists() or not (tree / 'kernel' / 'time').is_dir():
 		raise Failed(f'{tree} is not a kernel source tree')
@@ -205,7 +218,7 @@ def apply(tree: Union[str, Path], outdir: Path, pristine: Path) -> int:
 			     f'with "patch -p1"')
 	if git(tree, 'status', '--porcelain', '--untracked-files=no'):
 		raise Failed(f'{tree} has uncommitted changes: commit or stash them first')
-	bad = drifted(tree, MANIFEST.read_text())
+	bad = drifted(tree, MANIFEST.read_text() if recorded is None else recorded)
 	bad += [(p, 'exists already; the series creates it')
 		for p in new_files(pristine) if (tree / p).exists()]
 	if bad:
@@ -426,7 +439,7 @@ def check_rows(ws: ModuleType, steps: bool = True) -> List[Row]:
 	t0 = time.time()
 	try:
 		files = export(ws.workdir(), pristine, outdir, ws.kernel_version(pristine),
-			       ws.base_version())
+			       ws.base_version(), ws.BASES[ws.DEFAULT_BASE].package)
 	except (Failed, patchset.SeriesError) as e:
 		return [row('series/export', False, str(e))]
 	rows = [row('series/export', True, f'{len(files) - 1} patches in {outdir}')]
@@ -451,12 +464,36 @@ def part_patches(part: str) -> List[Patch]:
 	return [p for p in patches if p.fix] if part == 'fixes' else patches
 
 
-def outdir_of(ws: ModuleType, part: str) -> Path:
-	return ws.CACHE / ('series' if part == 'all' else f'series-{part}')
+def outdir_of(ws: ModuleType, part: str, base: str = '') -> Path:
+	name = 'series' if part == 'all' else f'series-{part}'
+	return ws.CACHE / (f'{name}-{base}' if base and base != ws.DEFAULT_BASE else name)
+
+
+def ported_fixes(ws: ModuleType, base: str) -> List[backport.Ported]:
+	"""The fixes made for another base than the series' (workspace.BASES),
+	each said to have applied or been merged."""
+	ported = backport.port_fixes(ws.unpack_pristine(), ws.unpack_pristine(base),
+				     names=(ws.DEFAULT_BASE, base))
+	for f in ported:
+		print(f'series: {base}: {f.describe()}', flush=True)
+	return ported
+
+
+def export_other_base(ws: ModuleType, base: str, outdir: Path) -> List[Path]:
+	"""The fixes for base (not the series' own), exported to outdir."""
+	ported = ported_fixes(ws, base)
+	pristine = ws.unpack_pristine(base)
+	return export(ws.workdir(base), pristine, outdir, ws.kernel_version(pristine),
+		      ws.base_version(base), ws.BASES[base].package, [f.patch for f in ported],
+		      [f.mail for f in ported])
 
 
 def cmd_series(args: argparse.Namespace, ws: ModuleType) -> None:
 	"""tb.py series: export (git format-patch), verify, apply."""
+	base = args.kernel
+	if base != ws.DEFAULT_BASE:
+		other_base(args, ws)
+		return
 	pristine = ws.unpack_pristine()
 	version = ws.kernel_version(pristine)
 	outdir = outdir_of(ws, args.part)
@@ -465,7 +502,7 @@ def cmd_series(args: argparse.Namespace, ws: ModuleType) -> None:
 			MANIFEST.write_text(manifest_text(pristine))
 			print(f'series: wrote {MANIFEST}')
 		files = export(ws.workdir(), pristine, outdir, version, ws.base_version(),
-			       part_patches(args.part))
+			       ws.BASES[ws.DEFAULT_BASE].package, part_patches(args.part))
 		print(f'series: {len(files) - 1} patches and a cover letter in {outdir}/:')
 		for f in files:
 			print(f'  {f.name}')
@@ -479,6 +516,30 @@ def cmd_series(args: argparse.Namespace, ws: ModuleType) -> None:
 				sys.exit(1)
 		if args.base:
 			n = apply(args.base, outdir, pristine)
+			print(f'series: applied {n} patches to {args.base} (git log -{n} there)')
+	except (Failed, patchset.SeriesError) as e:
+		print(f'series: error: {e}', file=sys.stderr)
+		sys.exit(1)
+
+
+def other_base(args: argparse.Namespace, ws: ModuleType) -> None:
+	"""tb.py series --part fixes --kernel BASE: the fixes for another base
+	than the series' (6.1), and git am of them onto a tree of it."""
+	base = args.kernel
+	ws.base_of(base)
+	if args.part != 'fixes' or args.verify or args.manifest:
+		sys.exit(f'series: only the fixes go to {base} (--part fixes; no --verify, '
+			 '--manifest): the rest of the series is for '
+			 f'{ws.DEFAULT_BASE}')
+	outdir = outdir_of(ws, args.part, base)
+	try:
+		files = export_other_base(ws, base, outdir)
+		print(f'series: {len(files) - 1} fixes for {base} and a cover letter in {outdir}/:')
+		for f in files:
+			print(f'  {f.name}')
+		if args.base:
+			n = apply(args.base, outdir, ws.unpack_pristine(base),
+				  (outdir / MANIFEST.name).read_text())
 			print(f'series: applied {n} patches to {args.base} (git log -{n} there)')
 	except (Failed, patchset.SeriesError) as e:
 		print(f'series: error: {e}', file=sys.stderr)

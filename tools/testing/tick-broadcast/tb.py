@@ -14,7 +14,7 @@
   tb.py check [--quick]         everything: unit, static, series, KUnit, scenarios
   tb.py bench [--runs N] [--part coalesce]   ours against the base, side by side
   tb.py stress [--kinds K,..] [--variants V,..] [--short]   long runs (stress.py)
-  tb.py series [--part fixes] [--base TREE]   the series as git patches
+  tb.py series [--part fixes [--kernel 6.1]] [--base TREE]   the series as git patches
   tb.py series absorb          fold edits at kernel paths into their patches
   tb.py series range-diff OLD [NEW]   the series at two commits, patch by patch
   tb.py series edit|save        the series as a git branch to work on, and back
@@ -144,6 +144,10 @@ def parser() -> argparse.ArgumentParser:
 	z.add_argument('--part', default='all', choices=series.PARTS,
 		       help='fixes: only the standalone fixes of the base, which apply to it alone')
 	z.add_argument('--base', metavar='TREE', help='git am the exported series onto TREE')
+	z.add_argument('--kernel', default=workspace.DEFAULT_BASE, choices=list(workspace.BASES),
+		       help='the base the patches are for: another than '
+			    f'{workspace.DEFAULT_BASE} takes only the fixes (--part fixes), '
+			    'each made for it')
 	z.add_argument('--verify', action='store_true', help='the checks make check runs on it')
 	z.add_argument('--manifest', action='store_true', help='rewrite series/base-files.sha256')
 	z.add_argument('--force', action='store_true', help='edit: drop unsaved commits')

@@ -4,6 +4,7 @@
 import unittest
 
 import series
+import workspace
 
 
 class MessageKey(unittest.TestCase):
@@ -19,6 +20,24 @@ class MessageKey(unittest.TestCase):
 		self.assertNotEqual(series.message_key(a), series.message_key(b))
 		self.assertNotEqual(series.message_key(a),
 				    series.message_key(a.replace('tick-broadcast.c', 'tick-sched.c')))
+
+
+class OtherBase(unittest.TestCase):
+	def test_the_fixes_for_another_base_go_to_their_own_directory(self):
+		self.assertEqual(series.outdir_of(workspace, 'all'), workspace.CACHE / 'series')
+		self.assertEqual(series.outdir_of(workspace, 'fixes', '6.12'),
+				 workspace.CACHE / 'series-fixes')
+		self.assertEqual(series.outdir_of(workspace, 'fixes', '6.1'),
+				 workspace.CACHE / 'series-fixes-6.1')
+
+	def test_make_series_passes_the_base(self):
+		import subprocess
+		r = subprocess.run(['make', '-n', '-C', str(workspace.REPO), 'series', 'PART=fixes',
+				    'BASE=6.1'], capture_output=True, text=True)
+		self.assertRegex(r.stdout, r'series --part fixes --kernel 6\.1\b')
+		r = subprocess.run(['make', '-n', '-C', str(workspace.REPO), 'series'],
+				   capture_output=True, text=True)
+		self.assertNotIn('--kernel', r.stdout)
 
 
 if __name__ == '__main__':
