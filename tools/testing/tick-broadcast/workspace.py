@@ -119,10 +119,10 @@ DEPENDS = {
 }
 
 
-# What make unit needs: the default base's files, git and quilt for the
-# series, the type checker.
-UNIT_DEPENDS = {k: DEPENDS[k] for k in (str(BASES[DEFAULT_BASE].tarball), 'git', 'quilt',
-					'mypy', 'xz')}
+# What make unit needs: the bases' files (the fixes are checked on each),
+# git and quilt for the series, the type checker.
+UNIT_DEPENDS = {k: DEPENDS[k] for k in [str(b.tarball) for b in BASES.values()] +
+		['git', 'quilt', 'mypy', 'xz']}
 
 # ---------------------------------------------------------------- deps
 
