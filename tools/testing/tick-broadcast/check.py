@@ -7,7 +7,8 @@ are built, their KUnit suites run under kunit.py, and every QEMU scenario
 boots on each. After our kernel's build come the checks of the series as
 patches (series.py: export, git am, byte-identical to the tested tree,
 checkpatch, get_maintainer, a build after every patch), the build bots'
-configurations (configbuilds.py) and htmldocs, and the short stress boot
+configurations (configbuilds.py) and htmldocs, the fixes made for 6.1
+and its kernel/time/ built with them, and the short stress boot
 (stress.py: hotplug, hand-over, suspend, mixed, under the soak probe).
 Then the same on arm64
 (cross-built, KUnit and the arm64 scenarios under qemu-system-aarch64),
@@ -178,6 +179,9 @@ def series_checks(quick: bool = False) -> List[Row]:
 				  workspace.build_env(), workspace.JOBS, ours)
 	log('check: make htmldocs SPHINXDIRS=timers')
 	rows.append(configbuilds.htmldocs(src, workspace.build_env()))
+	for base in [b for b in workspace.BASES if b != workspace.DEFAULT_BASE]:
+		log(f'check: the fixes made for {base}, its kernel/time/ built with them, W=1')
+		rows += series.other_base_rows(workspace, base)
 	return rows
 
 

@@ -453,6 +453,137 @@ def check_rows(ws: ModuleType, steps: bool = True) -> List[Row]:
 	return rows
 
 
+# ---------------------------------------------------------------- another base
+
+# The fixes' build on another base: x86_64's defconfig, which has the
+# broadcast code (checked after olddefconfig), and W=1 on the directory
+# the fixes change, without -Werror (WERROR, y in 6.1's defconfig,
+# turns the base's own W=1 warnings in hrtimer.c into errors).
+FIXES_BUILD_DIR = '.build-fixes-x86_64'
+FIXES_SYMBOLS = {'SMP': 'y', 'GENERIC_CLOCKEVENTS_BROADCAST': 'y', 'TICK_ONESHOT': 'y',
+		 'NO_HZ_IDLE': 'y', 'HIGH_RES_TIMERS': 'y', 'WERROR': 'n'}
+FIXES_TARGETS = ['kernel/time/']
+
+
+def fixes_tree(workdir: Path, pristine: Path) -> Path:
+	"""workdir/fixes: the pristine tree, hard-linked (made once), for
+	set_files() to put the fixes' files into."""
+	tree = workdir / 'fixes'
+	if not (tree / 'Makefile').exists():
+		tmp = workdir / 'fixes.tmp'
+		shutil.rmtree(tmp, ignore_errors=True)
+		subprocess.run(['cp', '-al', str(pristine), str(tmp)], check=True)
+		tmp.rename(tree)
+	return tree
+
+
+def set_files(tree: Path, files: Dict[str, Optional[bytes]]) -> None:
+	"""Give tree's files these contents (None: absent). A file that
+	changes is unlinked first, so that its pristine twin it may be
+	hard-linked to stays as it is, and written anew (newer than its
+	objects); one that already has them is left alone."""
+	for path, data in files.items():
+		f = tree / path
+		if data is not None and f.exists() and f.read_bytes() == data:
+			continue
+		f.unlink(missing_ok=True)
+		if data is not None:
+			f.parent.mkdir(parents=True, exist_ok=True)
+			f.write_bytes(data)
+
+
+def configure_fixes_build(tree: Path, env: Dict[str, str], jobs: int) -> str:
+	"""x86_64 defconfig in tree/FIXES_BUILD_DIR (once); '' or what is wrong."""
+	make = ['make', '-s', f'-j{jobs}', f'O={FIXES_BUILD_DIR}', 'ARCH=x86_64',
+		'CC=ccache gcc', 'HOSTCC=ccache gcc']
+	config = tree / FIXES_BUILD_DIR / '.config'
+	if not config.exists():
+		r = subprocess.run(make + ['defconfig'], cwd=tree, env=env, capture_output=True,
+				   text=True)
+		if not r.returncode:
+			configbuilds.set_symbols(tree, config, {'WERROR': 'n'})
+			r = subprocess.run(make + ['olddefconfig'], cwd=tree, env=env,
+					   capture_output=True, text=True)
+		if r.returncode:
+			config.unlink(missing_ok=True)
+			return f'make defconfig failed:\n{r.stderr[-1500:]}'
+	text = config.read_text()
+	off = {k: configbuilds.config_value(text, k) for k, v in FIXES_SYMBOLS.items()
+	       if configbuilds.config_value(text, k) != v}
+	return f'x86_64 defconfig has {off}, wanted {FIXES_SYMBOLS}' if off else ''
+
+
+def build_w1(tree: Path, env: Dict[str, str], jobs: int,
+	     touched: Collection[str]) -> Tuple[bool, float, List[str]]:
+	"""make W=1 FIXES_TARGETS in tree; (ok, seconds, the errors and the
+	warnings in the touched files, their objects recompiled)."""
+	configbuilds.forget_objects(tree / FIXES_BUILD_DIR, touched)
+	t0 = time.time()
+	r = subprocess.run(['make', '-s', f'-j{jobs}', f'O={FIXES_BUILD_DIR}', 'ARCH=x86_64',
+			    'CC=ccache gcc', 'HOSTCC=ccache gcc', 'W=1'] + FIXES_TARGETS,
+			   cwd=tree, env=env, capture_output=True, text=True)
+	out = r.stdout + r.stderr
+	msgs = configbuilds.our_messages(out, touched)
+	if r.returncode and not msgs:
+		msgs = out.splitlines()[-10:]
+	return not r.returncode, time.time() - t0, msgs
+
+
+def fixes_build_row(name: str, tree: Path, pristine: Path, ported: Sequence[backport.Ported],
+		    env: Dict[str, str], jobs: int) -> Row:
+	"""The row NAME: FIXES_TARGETS of tree built W=1 as the pristine base,
+	then with every ported fix; it fails on an error or on a warning in
+	the fixes' files that the base does not have."""
+	state: patchset.FileState = {}
+	try:
+		for f in ported:
+			patchset.apply_diff(f.mail.diff, state, pristine, f.patch.slug)
+	except patchset.SeriesError as e:
+		return row(name, False, f'the fixes do not apply in order: {e}')
+	touched = sorted(state)
+	why = configure_fixes_build(tree, env, jobs)
+	if why:
+		return row(name, False, why)
+	set_files(tree, {p: (pristine / p).read_bytes() if (pristine / p).exists() else None
+			 for p in touched})
+	ok, base_secs, msgs = build_w1(tree, env, jobs, touched)
+	if not ok:
+		return row(name, False, 'the pristine base does not build:\n' + '\n'.join(msgs))
+	known = {message_key(m) for m in msgs}
+	set_files(tree, state)
+	ok, secs, msgs = build_w1(tree, env, jobs, touched)
+	new = [m for m in msgs if message_key(m) not in known]
+	return row(name, ok and not new,
+		   f'{" ".join(FIXES_TARGETS)} W=1, x86_64 defconfig, with {len(ported)} fixes: '
+		   f'{len(new)} new errors or warnings in {", ".join(touched)} '
+		   f'({len(known)} of the base\'s own); {base_secs:.0f} s pristine, '
+		   f'{secs:.0f} s with the fixes' + ('\n' + '\n'.join(new[:15]) if new else ''))
+
+
+def other_base_rows(ws: ModuleType, base: str) -> List[Row]:
+	"""make check's rows for the fixes on another base: they can be made
+	for it (series/BASE/fixes, saying which were regenerated), and its
+	kernel/time/ builds with all of them (series/BASE/build)."""
+	t0 = time.time()
+	try:
+		ported = backport.port_fixes(ws.unpack_pristine(), ws.unpack_pristine(base),
+					     names=(ws.DEFAULT_BASE, base))
+	except patchset.SeriesError as e:
+		return [row(f'series/{base}/fixes', False, str(e)),
+			Row(f'series/{base}/build', Status.SKIP, 'not every fix could be made for '
+			    f'{base}: see series/{base}/fixes')]
+	how = backport.describe(ported)
+	rows = [row(f'series/{base}/fixes', True, '; '.join(
+		f'{what}: {", ".join(slugs)}' for what, slugs in how.items() if slugs))]
+	pristine = ws.unpack_pristine(base)
+	tree = fixes_tree(ws.workdir(base), pristine)
+	rows.append(fixes_build_row(f'series/{base}/build', tree, pristine, ported,
+				    ws.build_env(), ws.JOBS))
+	print(f'series: the fixes on {base} (Linux {ws.kernel_version(pristine)}) checked in '
+	      f'{time.time() - t0:.0f} s', flush=True)
+	return rows
+
+
 # ---------------------------------------------------------------- command
 
 PARTS = ('all', 'fixes')
