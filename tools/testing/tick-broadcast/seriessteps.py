@@ -285,8 +285,10 @@ def proof_row(fix: Patch, before: AbstractSet[str], after: AbstractSet[str]) -> 
 		   + (f'; but: {", ".join(bad)}' if bad else ''))
 
 
-def apply_to(wt: Path, p: Patch) -> None:
-	r = subprocess.run(['git', '-C', str(wt), 'apply', '-p1', '-'], input=p.diff_text(),
-			   capture_output=True, text=True)
+def apply_to(wt: Path, p: Patch, diff: Optional[str] = None) -> None:
+	"""git apply p (or diff, its version for wt's base) in wt, to the
+	index too: defined_symbols() reads the Kconfig files the index has."""
+	r = subprocess.run(['git', '-C', str(wt), 'apply', '--index', '-p1', '-'],
+			   input=p.diff_text() if diff is None else diff, capture_output=True, text=True)
 	if r.returncode:
 		raise Failed(f'{p.slug} does not apply: {r.stderr[-1500:]}')

@@ -113,6 +113,18 @@ class StepFragment(unittest.TestCase):
 			subprocess.run(['git', '-C', d, 'add', '.'], check=True)
 			self.assertEqual(seriessteps.defined_symbols(Path(d)), {'SMP', 'NET', 'FOO_BAR'})
 
+	def test_a_patch_applied_for_the_proof_defines_its_symbols(self):
+		# the proof applies the test patches to a checkout of the base:
+		# the suites' new Kconfig must count
+		with tempfile.TemporaryDirectory() as d:
+			(Path(d) / 'Kconfig').write_text('config SMP\n')
+			subprocess.run(['git', '-C', d, 'init', '-q'], check=True)
+			subprocess.run(['git', '-C', d, 'add', '.'], check=True)
+			diff = ('diff --git a/kernel/Kconfig b/kernel/Kconfig\nnew file mode 100644\n'
+				'--- /dev/null\n+++ b/kernel/Kconfig\n@@ -0,0 +1 @@\n+config NEW_SUITE\n')
+			seriessteps.apply_to(Path(d), patchset.Patch(1, 'suite', base=True), diff)
+			self.assertEqual(seriessteps.defined_symbols(Path(d)), {'SMP', 'NEW_SUITE'})
+
 
 class CheckRows(unittest.TestCase):
 	"""make check runs the suites of every step that changes a source."""
