@@ -10,7 +10,7 @@ PYTHON ?= python3
 TB := $(PYTHON) tools/testing/tick-broadcast/tb.py
 
 .PHONY: all help report check check-quick unit kunit scenario bench stress mutate \
-	series series-steps absorb range-diff deps prepare build
+	series series-steps proof absorb range-diff deps prepare build
 
 all: report
 
@@ -68,6 +68,11 @@ STEPS_ARGS := $(if $(FIRST),--first $(FIRST)) $(if $(LAST),--last $(LAST)) \
 
 series-steps: ## every patch built and its KUnit suites run (FIRST=n LAST=m BOOT=1)
 	$(TB) series steps $(STEPS_ARGS)
+
+# BASE=6.1: on Debian's linux-source-6.1, the test patches and the fixes
+# made for it (a kernel build and a KUnit boot per fix).
+proof: ## each fix's KUnit cases fail before it and pass after (BASE=6.1; long)
+	$(TB) series proof $(if $(BASE),--kernel $(BASE))
 
 absorb: ## fold edits of the files at kernel paths into their patches
 	$(TB) series absorb

@@ -17,6 +17,10 @@ A conflict is an error naming the fix, the file and the hunks of the
 fix that do not apply; so is a fix that does not apply alone to the old
 base either. The changelog and the mail headers stay the fix's.
 
+port_stack() does the same for patches that build on each other (the
+test patches that `make proof BASE=6.1` puts on the other base), each
+on top of the ones before it.
+
 This module knows nothing of the workspace: it is given the two
 pristine trees, and reads and writes nothing outside temporary
 directories.
@@ -70,22 +74,23 @@ def split_diff(diff: str) -> List[Tuple[str, str, List[str]]]:
 	return out
 
 
-def applies(diff: str, pristine: Path) -> bool:
-	"""Whether diff applies alone to pristine's files (git apply)."""
+def applies(diff: str, pristine: Path, state: Optional[FileState] = None) -> bool:
+	"""Whether diff applies alone to pristine's files (or state's, where
+	it has them), with git apply."""
 	try:
-		patchset.apply_diff(diff, {}, pristine)
+		patchset.apply_diff(diff, dict(state or {}), pristine)
 	except SeriesError:
 		return False
 	return True
 
 
-def failing_hunks(diff: str, pristine: Path) -> List[str]:
+def failing_hunks(diff: str, pristine: Path, state: Optional[FileState] = None) -> List[str]:
 	"""'path: @@ header' of each hunk of diff that does not apply, alone,
-	to pristine's files."""
+	to pristine's files (or state's, where it has them)."""
 	bad = []
 	for path, head, hunks in split_diff(diff):
 		for hunk in hunks:
-			if not applies(head + hunk, pristine):
+			if not applies(head + hunk, pristine, state):
 				bad.append(f'{path}: {hunk.splitlines()[0]}')
 	return bad
 
@@ -108,13 +113,15 @@ def unified_diff(path: str, before: Optional[bytes], after: Optional[bytes]) -> 
 				    '--no-ext-diff', '-U3', *names], cwd=tmp, capture_output=True)
 		if r.returncode not in (0, 1):
 			raise SeriesError(f'git diff of {path} failed: {r.stderr.decode()[-500:]}')
-	text = r.stdout.decode()
-	# A created or deleted file's side is /dev/null; name it as git does.
-	return text.replace(f'diff --git /dev/null b/{path}', f'diff --git a/{path} b/{path}') \
-		.replace(f'diff --git a/{path} /dev/null', f'diff --git a/{path} b/{path}')
+	# git diff --no-index names a created or deleted file by its one side
+	return re.sub(r'^diff --git .*$', f'diff --git a/{path} b/{path}', r.stdout.decode(),
+		      count=1, flags=re.M)
 
 
-def read(pristine: Path, path: str) -> Optional[bytes]:
+def read(state: FileState, pristine: Path, path: str) -> Optional[bytes]:
+	"""path's contents in state, else in pristine (None: absent)."""
+	if path in state:
+		return state[path]
 	f = pristine / path
 	return f.read_bytes() if f.exists() else None
 
@@ -147,24 +154,29 @@ def merge(name: str, path: str, base: Optional[bytes], ours: Optional[bytes],
 
 
 def port_fix(p: Patch, old: Path, new: Path, mail: Optional[Mail] = None,
-	     names: Tuple[str, str] = ('the old base', 'the new base')) -> Ported:
+	     names: Tuple[str, str] = ('the old base', 'the new base'),
+	     old_state: Optional[FileState] = None, new_state: Optional[FileState] = None) -> Ported:
 	"""The fix p made for the new base (its pristine tree new), from the
 	old base it was made against (pristine tree old); names: the two
 	bases' names, for messages. Raises SeriesError naming the fix and
-	its hunks where that cannot be done."""
+	its hunks where that cannot be done. old_state, new_state: files
+	that differ from the pristine trees (port_stack(): the patches
+	before p), as patchset.apply_diff() takes them."""
 	mail = mail or p.mail()
-	name = f'fix {p.slug}'
-	state: FileState = {}
+	name = f'{"fix" if p.fix else "patch"} {p.slug}'
+	old_state = dict(old_state or {})
+	new_state = dict(new_state or {})
+	state: FileState = dict(new_state)
 	hunks: Tuple[str, ...] = ()
 	how = How.APPLIED
 	try:
 		patchset.apply_diff(mail.diff, state, new, name)
 	except SeriesError:
-		bad = failing_hunks(mail.diff, new)
+		bad = failing_hunks(mail.diff, new, new_state)
 		where = (f'its hunks that do not apply alone to {names[1]}:\n' +
 			 ''.join(f'  {h}\n' for h in bad) if bad
 			 else f'each of its hunks applies alone to {names[1]}, not all together\n')
-		theirs: FileState = {}
+		theirs: FileState = dict(old_state)
 		try:
 			patchset.apply_diff(mail.diff, theirs, old, name)
 		except SeriesError as e:
@@ -173,12 +185,12 @@ def port_fix(p: Patch, old: Path, new: Path, mail: Optional[Mail] = None,
 					  f'git apply on {names[0]}: {e}') from None
 		try:
 			for path in patchset.diff_paths(mail.diff):
-				state[path] = merge(name, path, read(old, path), read(new, path),
-						    theirs[path])
+				state[path] = merge(name, path, read(old_state, old, path),
+						    read(new_state, new, path), theirs[path])
 		except SeriesError as e:
 			raise SeriesError(f'{e}\n{where}') from None
 		how, hunks = How.MERGED, tuple(bad)
-	diff = ''.join(unified_diff(path, read(new, path), state[path])
+	diff = ''.join(unified_diff(path, read(new_state, new, path), state[path])
 		       for path in patchset.diff_paths(mail.diff))
 	if not diff:
 		raise SeriesError(f'{name} changes nothing in {names[1]}')
@@ -197,6 +209,21 @@ def port_fixes(old: Path, new: Path, patches: Optional[Sequence[Patch]] = None,
 			errors.append(str(e))
 	if errors:
 		raise SeriesError('\n\n'.join(errors))
+	return out
+
+
+def port_stack(patches: Sequence[Patch], old: Path, new: Path,
+	       names: Tuple[str, str] = ('the old base', 'the new base')) -> List[Ported]:
+	"""patches made for the new base, each on top of the ones before it
+	(the test patches, which build on each other), in order."""
+	out: List[Ported] = []
+	old_state: FileState = {}
+	new_state: FileState = {}
+	for p in patches:
+		f = port_fix(p, old, new, names=names, old_state=old_state, new_state=new_state)
+		patchset.apply_diff(p.diff_text(), old_state, old, p.slug)
+		patchset.apply_diff(f.mail.diff, new_state, new, p.slug)
+		out.append(f)
 	return out
 
 

@@ -39,7 +39,7 @@ LIBRARIES: Dict[str, Set[str]] = {
 	'rangediff': {'patchset', 'stackgit', 'progress'},
 	'series': {'backport', 'configbuilds', 'patchset', 'kunitcmd', 'stackgit', 'progress', 'results'},
 	'seriesedit': {'series', 'patchset', 'stackgit', 'progress'},
-	'seriessteps': {'series', 'patchset', 'workspace', 'progress', 'kunitcmd', 'runs',
+	'seriessteps': {'backport', 'series', 'patchset', 'workspace', 'progress', 'kunitcmd', 'runs',
 			'stackgit', 'results', 'arches'},
 }
 

@@ -16,6 +16,9 @@
           test patches applied to the pristine tree, then the fixes one by
           one; after each, the devices suite runs, and the cases a fix
           names (series/series, "case=") must fail before it and pass after.
+          proof(BASE) does it on another base (6.1), with the test
+          patches and the fixes made for it (backport.py), in
+          $TB_CACHE/linux-<its version>/series-steps.
 
   check_rows  make check's part: the steps' KUnit suites as above, one
           row per step (step/NN-slug/kunit), from the first step that
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import (AbstractSet, Callable, Iterable, Iterator, List, Optional, Sequence, Set,
 		    Tuple)
 
+import backport
 import patchset
 import runs
 import workspace as ws
@@ -241,35 +245,75 @@ def check_rows() -> List[Row]:
 	return rows
 
 
-def proof() -> List[Row]:
-	"""Rows: every fix's cases fail before it and pass after it."""
-	pristine = ws.unpack_pristine()
-	wt = steps_worktree(ws.workdir(), pristine)
-	git(wt, 'checkout', '-q', '-f', '--detach', BASE_TAG)
-	git(wt, 'clean', '-q', '-f', '-d')
+Diffs = List[Tuple[Patch, str]]
+
+
+def proof_patches(base: str, prefix: str) -> Tuple[Diffs, Diffs, List[Row]]:
+	"""([(test patch, its diff)], [(fix, its diff)], rows) for base: the
+	series' own on its base; on another, each made for it (backport.py:
+	the test patches on top of each other, each fix alone), and a failed
+	row prefix/SLUG for each fix that cannot be (the others are proven
+	without it). Raises Failed if a test patch cannot be."""
 	all_patches = patchset.load()
 	fixes = [p for p in all_patches if p.fix]
 	tooling = patchset.patches_for('base', all_patches)
-	for p in tooling:
-		apply_to(wt, p)
+	if base == ws.DEFAULT_BASE:
+		return ([(p, p.diff_text()) for p in tooling], [(p, p.diff_text()) for p in fixes],
+			[])
+	old, new = ws.unpack_pristine(), ws.unpack_pristine(base)
+	names = (ws.DEFAULT_BASE, base)
+	try:
+		made = backport.port_stack(tooling, old, new, names)
+	except patchset.SeriesError as e:
+		raise Failed(f'the test patches cannot be made for {base}: {e}') from None
+	ported: List[backport.Ported] = []
 	rows: List[Row] = []
+	for p in fixes:
+		try:
+			ported.append(backport.port_fix(p, old, new, names=names))
+		except patchset.SeriesError as e:
+			rows.append(Row(f'{prefix}/{p.slug}', Status.FAIL, f'not proven: {e}'))
+	for f in made + ported:
+		log(f'proof: {base}: {f.describe()}')
+	return ([(f.patch, f.mail.diff) for f in made], [(f.patch, f.mail.diff) for f in ported],
+		rows)
+
+
+def proof(base: str = ws.DEFAULT_BASE) -> List[Row]:
+	"""Rows: every fix's cases fail before it and pass after it, on base
+	(another than the series' own: the fixes and test patches made for it)."""
+	pristine = ws.unpack_pristine(base)
+	wt = steps_worktree(ws.workdir(base), pristine)
+	git(wt, 'checkout', '-q', '-f', '--detach', BASE_TAG)
+	git(wt, 'clean', '-q', '-f', '-d')
+	other = '' if base == ws.DEFAULT_BASE else f'-{base}'
+	tooling, fixes, rows = proof_patches(base, f'series/proof{other}')
+	for p, diff in tooling:
+		apply_to(wt, p, diff)
 	failing: Set[str] = set()
 	for i in range(len(fixes) + 1):
 		if i:
-			apply_to(wt, fixes[i - 1])
-		name = f'proof-{i:02d}' + (f'-{fixes[i - 1].slug}' if i else '-base')
+			apply_to(wt, *fixes[i - 1])
+		name = f'proof{other}-{i:02d}' + (f'-{fixes[i - 1][0].slug}' if i else '-base')
 		got = build_and_test(wt, name, ['tick_broadcast_devices*'])
+		if not i and all(r.name.endswith('/run') for r in got):
+			# nothing ran on the base: no fix can be proven
+			errors = ws.make_errors(ws.RUNS / 'steps' / name / 'output.log')
+			return rows + got + [Row(f'series/proof{other}/all-fixed', Status.FAIL,
+						 f'the devices suite did not run on {base} with '
+						 'the test patches alone:\n' + '\n'.join(errors))]
 		now = {r.name.split('/', 2)[-1] for r in got if r.status is Status.FAIL}
 		if i:
-			rows.append(proof_row(fixes[i - 1], failing, now))
+			rows.append(proof_row(fixes[i - 1][0], failing, now, f'series/proof{other}'))
 		failing = now
-	rows.append(Row('series/proof/all-fixed', Status.of(not failing),
+	rows.append(Row(f'series/proof{other}/all-fixed', Status.of(not failing and not rows),
 			'still failing: ' + ', '.join(sorted(failing)) if failing
 			else 'every case passes'))
 	return rows
 
 
-def proof_row(fix: Patch, before: AbstractSet[str], after: AbstractSet[str]) -> Row:
+def proof_row(fix: Patch, before: AbstractSet[str], after: AbstractSet[str],
+	      prefix: str = 'series/proof') -> Row:
 	"""The fix's cases failed before it and pass after it, and nothing
 	else changed (before, after: the names of the failing rows)."""
 	fixed = before - after
@@ -277,10 +321,10 @@ def proof_row(fix: Patch, before: AbstractSet[str], after: AbstractSet[str]) -> 
 	other = [r for r in fixed if not any(c in r for c in fix.cases)] + sorted(after - before)
 	bad = missing + other
 	if not fix.cases:
-		return Row(f'series/proof/{fix.slug}', Status.FAIL if other else Status.SKIP,
+		return Row(f'{prefix}/{fix.slug}', Status.FAIL if other else Status.SKIP,
 			   'names no case of the regression suite' +
 			   (f'; but: {", ".join(other)}' if other else ''))
-	return Row(f'series/proof/{fix.slug}', Status.of(not bad),
+	return Row(f'{prefix}/{fix.slug}', Status.of(not bad),
 		   f'fails before it, passes after: {", ".join(fix.cases) or "no case named"}'
 		   + (f'; but: {", ".join(bad)}' if bad else ''))
 

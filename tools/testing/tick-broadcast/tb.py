@@ -18,7 +18,7 @@
   tb.py series absorb          fold edits at kernel paths into their patches
   tb.py series range-diff OLD [NEW]   the series at two commits, patch by patch
   tb.py series edit|save        the series as a git branch to work on, and back
-  tb.py series steps|proof      every step built and tested; the fixes proven
+  tb.py series steps|proof [--kernel 6.1]   every step built and tested; the fixes proven
   tb.py series steps --boot     ...and a scenario booted on every step
 
 This file only builds the command line and dispatches. The layers below:
@@ -147,7 +147,7 @@ def parser() -> argparse.ArgumentParser:
 	z.add_argument('--kernel', default=workspace.DEFAULT_BASE, choices=list(workspace.BASES),
 		       help='the base the patches are for: another than '
 			    f'{workspace.DEFAULT_BASE} takes only the fixes (--part fixes), '
-			    'each made for it')
+			    'each made for it; proof: the base to prove the fixes on')
 	z.add_argument('--verify', action='store_true', help='the checks make check runs on it')
 	z.add_argument('--manifest', action='store_true', help='rewrite series/base-files.sha256')
 	z.add_argument('--force', action='store_true', help='edit: drop unsaved commits')
@@ -164,8 +164,11 @@ def cmd_series(args: argparse.Namespace) -> None:
 		except (Failed, patchset.SeriesError) as e:
 			raise SystemExit(f'series: {args.action}: {e}')
 	else:
-		rows = (seriessteps.steps(args.first, args.last or None, boot=args.boot)
-			if args.action == 'steps' else seriessteps.proof())
+		try:
+			rows = (seriessteps.steps(args.first, args.last or None, boot=args.boot)
+				if args.action == 'steps' else seriessteps.proof(args.kernel))
+		except Failed as e:
+			raise SystemExit(f'series: {args.action}: {e}')
 		commands.print_rows(rows)
 		sys.exit(results.exit_status(rows))
 

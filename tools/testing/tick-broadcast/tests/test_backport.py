@@ -110,6 +110,41 @@ class Port(unittest.TestCase):
 		self.assertNotIn('rewrite', str(e.exception))
 
 
+	def test_a_stack_is_made_patch_on_patch(self):
+		# the second patch changes what the first adds; the new base's
+		# context differs around the first
+		new = [('line 8 in the new base' if ln == 'line 8' else ln) for ln in OLD]
+		self.write(self.new, new)
+		second = Patch(2, 'after-it')
+		second_mail = mail(backport.unified_diff(
+			PATH, text(fixed(OLD)), text([('LINE 10 fixed again' if ln == 'LINE 10 fixed'
+						       else ln) for ln in fixed(OLD)])))
+		with mock.patch.object(Patch, 'mail', lambda p: self.mail if p.fix else second_mail):
+			got = backport.port_stack([self.fix, second], self.old, self.new)
+		# both: the context of both has the new base's line 8
+		self.assertEqual([p.how for p in got], [backport.How.MERGED] * 2)
+		state: patchset.FileState = {}
+		for p in got:
+			patchset.apply_diff(p.mail.diff, state, self.new)
+		self.assertEqual(state[PATH], text([('LINE 10 fixed again' if ln == 'LINE 10 fixed'
+						     else ln) for ln in fixed(new)]))
+
+
+class UnifiedDiff(unittest.TestCase):
+	def test_created_changed_deleted(self):
+		for before, after in ((None, b'a\n'), (b'a\n', b'b\n'), (b'a\n', None)):
+			with tempfile.TemporaryDirectory() as tmp:
+				f = Path(tmp) / PATH
+				if before is not None:
+					f.parent.mkdir(parents=True)
+					f.write_bytes(before)
+				diff = backport.unified_diff(PATH, before, after)
+				self.assertTrue(diff.startswith(f'diff --git a/{PATH} b/{PATH}\n'), diff)
+				state: patchset.FileState = {}
+				patchset.apply_diff(diff, state, Path(tmp))
+				self.assertEqual(state[PATH], after)
+
+
 class SplitDiff(unittest.TestCase):
 	def test_files_and_hunks(self):
 		a = backport.unified_diff('a.c', text(OLD), text(['first'] + fixed(OLD)[1:]))

@@ -95,6 +95,15 @@ class Standalone(unittest.TestCase):
 					 bad))
 
 
+class TestPatches(unittest.TestCase):
+	def test_the_test_patches_can_be_made_for_6_1(self):
+		"""make proof BASE=6.1 puts them on 6.1 before the fixes."""
+		tooling = patchset.patches_for('base')
+		made = backport.port_stack(tooling, OLD, NEW, (workspace.DEFAULT_BASE, OTHER))
+		self.assertEqual([f.patch.slug for f in made], [p.slug for p in tooling])
+		self.assertFalse(am(NEW, [(f.patch, f.mail) for f in made]))
+
+
 class InOrder(unittest.TestCase):
 	def test_the_fixes_apply_in_order_to_6_12(self):
 		why = am(OLD, [(p, p.mail()) for p in FIXES])
