@@ -158,3 +158,16 @@ class CheckRows(unittest.TestCase):
 		rows: List[Row] = [Row('step/16-x/run', Status.FAIL, 'kunit.py gave no results')]
 		self.assertEqual(seriessteps.summary_row('16-x', rows, 40).status, Status.FAIL)
 		self.assertEqual(seriessteps.summary_row('16-x', [], 40).status, Status.FAIL)
+
+
+class AllFixed(unittest.TestCase):
+	def test_passes_when_every_case_passes_and_every_fix_was_made(self):
+		row = seriessteps.all_fixed_row('series/proof', set(), [])
+		self.assertIs(row.status, Status.PASS)
+
+	def test_fails_on_a_failing_case_or_a_fix_not_made(self):
+		self.assertIs(seriessteps.all_fixed_row('p', {'kunit/x'}, []).status, Status.FAIL)
+		unported: List[Row] = [Row('p/some-fix', Status.FAIL, 'not proven')]
+		row = seriessteps.all_fixed_row('p', set(), unported)
+		self.assertIs(row.status, Status.FAIL)
+		self.assertIn('some-fix', row.detail)
