@@ -219,9 +219,9 @@ COVER_LIST = '@@PATCHES@@'
 COVER_GROUPS = (
 	('stable', 'Fixes for stable: a user can hit the bug, on the path the changelog\n'
 		   'names; with the case of the devices suite that fails without each:'),
-	('fix', 'Fixes of bugs an in-tree path reaches, with too little at stake for\n'
-		'stable:'),
-	('hardening', 'Hardening: bugs that no in-tree caller is known to reach:'),
+	('fix', 'Fixes of bugs an in-tree path reaches:'),
+	('hardening', 'Hardening: bugs that no in-tree caller is known to reach in normal\n'
+		       'operation:'),
 	('base', 'Test tooling, which runs on the code before and after the rewrite:'),
 	('rest', 'The rewrite:'),
 )
