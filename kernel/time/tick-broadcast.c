@@ -874,6 +874,15 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 
 	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
+	/*
+	 * @dev was replaced while this interrupt waited for the lock: the
+	 * replacement re-evaluates every CPU that relies on the broadcast,
+	 * on the new device. Leave both alone.
+	 */
+	if (unlikely(dev != bc_dev())) {
+		raw_spin_unlock(&tick_broadcast_lock);
+		return;
+	}
 	/* It fired: disarmed, unless the expiry arms it again. */
 	bc_req_post(KTIME_MAX, smp_processor_id());
 	now = ktime_get();
