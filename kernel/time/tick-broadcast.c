@@ -118,12 +118,12 @@ static struct bc_req bc_req = {
 static DEFINE_PER_CPU(struct clock_event_device *, tick_wakeup_dev);
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev);
 static void tick_broadcast_setup_oneshot(struct clock_event_device *bcdev, unsigned int cpu);
-static void __tick_broadcast_switch_to_oneshot(void);
+static void __tick_broadcast_switch_to_oneshot(bool cpu_switches);
 #else
 static inline void tick_handle_oneshot_broadcast(struct clock_event_device *dev) { }
 static inline void tick_broadcast_setup_oneshot(struct clock_event_device *bcdev,
 						unsigned int cpu) { }
-static inline void __tick_broadcast_switch_to_oneshot(void) { }
+static inline void __tick_broadcast_switch_to_oneshot(bool cpu_switches) { }
 #endif
 
 static struct clock_event_device *bc_dev(void)
@@ -490,8 +490,7 @@ void tick_install_broadcast_device(struct clock_event_device *dev, int cpu)
 	 * lock must not find a device installed that is not ready for it.
 	 */
 	if (installed && notify && tick_broadcast_oneshot_active()) {
-		__tick_broadcast_switch_to_oneshot();
-		bc_dev_sync();
+		__tick_broadcast_switch_to_oneshot(false);
 		notify = false;
 	}
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
@@ -961,7 +960,14 @@ static void bc_show_handover(ktime_t next, unsigned int this_cpu)
 	}
 }
 
-static void __tick_broadcast_switch_to_oneshot(void)
+/*
+ * @cpu_switches: this CPU switches its own tick to oneshot mode, and its
+ * oneshot state starts over. False for a device installed once the
+ * broadcast is in oneshot mode: that takes the device's part only and
+ * leaves the installing CPU's state alone, since the CPU may still wait
+ * for the tick it was handed over for.
+ */
+static void __tick_broadcast_switch_to_oneshot(bool cpu_switches)
 {
 	bool from_periodic, fresh = false, armed = false;
 	ktime_t next = 0, expires = KTIME_MAX;
@@ -995,7 +1001,8 @@ static void __tick_broadcast_switch_to_oneshot(void)
 	}
 	if (from_periodic)
 		trace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));
-	tick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next, armed);
+	if (cpu_switches)
+		tick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next, armed);
 	/*
 	 * The device stays armed for that tick: say so in its next event,
 	 * which __clockevents_update_freq() programs it with again.
@@ -1005,6 +1012,8 @@ static void __tick_broadcast_switch_to_oneshot(void)
 	/* A device installed in oneshot mode: re-evaluate the sleepers. */
 	if (fresh && !from_periodic)
 		tick_bc_retrigger(&tick_bc);
+	if (bcdev)
+		bc_dev_sync();
 }
 
 /**
@@ -1018,9 +1027,7 @@ void tick_broadcast_switch_to_oneshot(void)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	__tick_broadcast_switch_to_oneshot();
-	if (bc_dev())
-		bc_dev_sync();
+	__tick_broadcast_switch_to_oneshot(true);
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 }
 
@@ -1156,9 +1163,8 @@ static int bc_oneshot_control(enum tick_broadcast_state state,
  *
  * Return: for ENTER, 0 if the CPU may stop its local device, -EBUSY if it
  * must not (no broadcast, it runs the hrtimer broadcast, or its event is
- * being delivered). A refused ENTER needs no EXIT. EXIT returns 0. Either
- * called with interrupts enabled warns once and does nothing (-EBUSY).
- * EXIT without ENTER does nothing. A CPU whose tick device keeps running
+ * being delivered). A refused ENTER needs no EXIT. EXIT returns 0. EXIT
+ * without ENTER does nothing. A CPU whose tick device keeps running
  * in deep idle never gets here (tick_broadcast_oneshot_control()).
  */
 int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
@@ -1166,14 +1172,6 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 	struct tick_device *td = this_cpu_ptr(&tick_cpu_device);
 	unsigned int cpu = smp_processor_id();
 
-	/*
-	 * With interrupts on, the broadcast interrupt could run its expiry
-	 * on this very CPU in the middle of this, and the local device could
-	 * fire while being stopped: refuse, loudly, and change nothing.
-	 */
-	if (WARN_ONCE(!irqs_disabled(), "tick_broadcast_%s() with interrupts enabled\n",
-		      state == TICK_BROADCAST_ENTER ? "enter" : "exit"))
-		return -EBUSY;
 	if (!wakeup_dev_control(state, td, cpu))
 		return 0;
 	return bc_oneshot_control(state, td->evtdev, cpu);
@@ -1306,13 +1304,15 @@ void __init tick_broadcast_init(void)
 
 	sleep = kcalloc(nr_cpu_ids, sizeof(*sleep), GFP_NOWAIT);
 	masks = kzalloc(TICK_BC_NR_MASKS * stride, GFP_NOWAIT);
-	if (WARN_ON(!sleep || !masks))
-		return;
+	if (!sleep || !masks)
+		panic("tick broadcast: no memory for the state of %u CPUs\n", nr_cpu_ids);
 	tick_bc_init(&tick_bc, &tick_bc_ops, nr_cpu_ids, stride / sizeof(long),
 		     sleep, masks, cpumask_bits(cpu_online_mask));
 	tick_bc_set_window(&tick_bc, bc_coalesce_boot_us * NSEC_PER_USEC);
-	for_each_possible_cpu(cpu)
-		WARN_ON(!zalloc_cpumask_var(per_cpu_ptr(&tick_bc_wake, cpu), GFP_NOWAIT));
+	for_each_possible_cpu(cpu) {
+		if (!zalloc_cpumask_var(per_cpu_ptr(&tick_bc_wake, cpu), GFP_NOWAIT))
+			panic("tick broadcast: no memory for the wake mask of CPU%u\n", cpu);
+	}
 }
 
 #ifdef CONFIG_TICK_BROADCAST_DEVICES_KUNIT_TEST

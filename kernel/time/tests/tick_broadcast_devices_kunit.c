@@ -302,6 +302,7 @@ enum play_op {
 	PLAY_EXPIRED,	/* tick_check_broadcast_expired() */
 	PLAY_IRQ,	/* the broadcast device's interrupt, on this CPU */
 	PLAY_LATE_IRQ,	/* the case's late interrupt (dtest.late), on this CPU */
+	PLAY_REGISTER,	/* clockevents_register_device(@arg), on this CPU */
 	PLAY_QUIT,
 };
 
@@ -423,6 +424,9 @@ static int play_one(struct player *p, int op, long arg)
 		return 0;
 	case PLAY_LATE_IRQ:
 		p->t->late_handler(&p->t->late->ced);
+		return 0;
+	case PLAY_REGISTER:
+		clockevents_register_device((struct clock_event_device *)arg);
 		return 0;
 	}
 	return -EINVAL;
@@ -775,8 +779,12 @@ static void dtest_restart(struct dtest *t)
 	t->t0 = ktime_get();
 }
 
-/* Register a fake broadcast device, rated above the ones before it. */
-static struct fake_dev *dt_register_bc(struct dtest *t, unsigned int features)
+/*
+ * Register a fake broadcast device, rated above the ones before it, on
+ * @p's CPU, or on this one if @p is NULL.
+ */
+static struct fake_dev *dt_register_bc_on(struct dtest *t, unsigned int features,
+					  struct player *p)
 {
 	static const char * const names[NR_FAKE_BC] = { "devices_bc0", "devices_bc1" };
 	struct fake_dev *f = &t->bc[t->nr_bc];
@@ -791,9 +799,17 @@ static struct fake_dev *dt_register_bc(struct dtest *t, unsigned int features)
 	}
 	t->nr_bc++;
 	hold(t);
-	clockevents_register_device(&f->ced);
+	if (p)
+		play(t, p, PLAY_REGISTER, (long)&f->ced);
+	else
+		clockevents_register_device(&f->ced);
 	release(t);
 	return f;
+}
+
+static struct fake_dev *dt_register_bc(struct dtest *t, unsigned int features)
+{
+	return dt_register_bc_on(t, features, NULL);
 }
 
 /* The fake broadcast device installed, NULL if none is. */
@@ -1381,6 +1397,35 @@ static void devices_replacement_arms_the_new_device_for_a_forced_cpu(struct kuni
 }
 
 /*
+ * A CPU handed over at the switch installs a better device before the
+ * periodic tick it was handed over for: it still waits for that tick,
+ * with its local device stopped, and the new device must deliver it.
+ */
+static void devices_replacement_from_a_handed_over_cpu_keeps_its_tick(struct kunit *test)
+{
+	struct dtest *t = dtest_begin(test);
+	struct player *a = &t->p[0];
+	struct fake_dev *bc = dt_register_bc(t, 0);
+	unsigned int before;
+	ktime_t handed_over;
+
+	KUNIT_ASSERT_PTR_EQ(test, dt_bc(t), bc);
+	play_control(t, a, TICK_BROADCAST_ON);
+	play_switch(t);
+	handed_over = a->local.ced.next_event;
+	KUNIT_ASSERT_NE(test, handed_over, KTIME_MAX);
+
+	bc = dt_register_bc_on(t, 0, a);
+	KUNIT_ASSERT_PTR_EQ(test, dt_bc(t), bc);
+	expect_covered(t, "a replacement installed by a CPU handed over");
+	before = ipis(a);
+	wait_until(handed_over);
+	play_irq(t, bc);
+	KUNIT_EXPECT_EQ_MSG(test, ipis(a), before + 1,
+			    "CPU%u lost the tick it was handed over for", a->cpu);
+}
+
+/*
  * The last TICK_BROADCAST_OFF in oneshot mode leaves the device armed
  * for a CPU still asleep; once nobody relies on it, it is shut down, and
  * the next sleeper brings it back.
@@ -1705,6 +1750,7 @@ static struct kunit_case tick_broadcast_devices_cases[] = {
 	KUNIT_CASE(devices_late_interrupt_of_replaced_device_leaves_it_alone),
 	KUNIT_CASE(devices_late_interrupt_inside_the_replacement_programs_no_device),
 	KUNIT_CASE(devices_replacement_arms_the_new_device_for_a_forced_cpu),
+	KUNIT_CASE(devices_replacement_from_a_handed_over_cpu_keeps_its_tick),
 	KUNIT_CASE(devices_last_off_keeps_device_armed_while_cpus_sleep),
 	KUNIT_CASE(devices_periodic_last_off_stops_device),
 	KUNIT_CASE(devices_off_after_force_keeps_periodic_ticks),

@@ -443,42 +443,10 @@ static void coalesce_window_refuses_out_of_range(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tick_broadcast_set_coalesce(old), 0);
 }
 
-/*
- * The API called with interrupts enabled warns once and changes nothing,
- * instead of racing with the broadcast interrupt.
- */
-static void enter_with_irqs_enabled_is_refused(struct kunit *test)
-{
-	struct clock_event_device *dev;
-	unsigned int cpu;
-	bool masked;
-	int ret;
-
-	/* Not with preemption disabled: logging allocates. */
-	kunit_info(test, "a WARNING about interrupts enabled is expected\n");
-	preempt_disable();
-	cpu = smp_processor_id();
-	dev = __this_cpu_read(tick_cpu_device.evtdev);
-	if (!dev || !(dev->features & CLOCK_EVT_FEAT_C3STOP) ||
-	    !tick_get_broadcast_device()->evtdev) {
-		preempt_enable();
-		kunit_skip(test, "no broadcast needed on this CPU");
-	}
-	ret = tick_broadcast_enter();
-	masked = cpumask_test_cpu(cpu, tick_get_broadcast_oneshot_mask());
-	tick_broadcast_exit();
-	preempt_enable();
-
-	KUNIT_EXPECT_EQ(test, ret, -EBUSY);
-	KUNIT_EXPECT_FALSE(test, masked);
-	KUNIT_EXPECT_FALSE(test, clockevent_state_shutdown(dev));
-}
-
 static struct kunit_case tick_broadcast_trace_cases[] = {
 	KUNIT_CASE(trace_enter_exit_early),
 	KUNIT_CASE(trace_enter_expire_exit),
 	KUNIT_CASE(trace_owner_enter_is_refused),
-	KUNIT_CASE(enter_with_irqs_enabled_is_refused),
 	KUNIT_CASE(coalesce_window_refuses_out_of_range),
 	{}
 };

@@ -176,12 +176,14 @@ MUTANTS = [
 	       '\t\tbc_show_handover(next, this_cpu);\n\t}\n'
 	       '\tif (from_periodic)\n'
 	       '\t\ttrace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));\n'
-	       '\ttick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next, armed);\n',
+	       '\tif (cpu_switches)\n'
+	       '\t\ttick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next, armed);\n',
 	       '\t\tbc_show_handover(next, this_cpu);\n\t}\n'
 	       '\tif (from_periodic)\n'
 	       '\t\ttrace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));\n'
-	       '\ttick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next,\n'
-	       '\t\t\t       armed && expires <= next);\n'),
+	       '\tif (cpu_switches)\n'
+	       '\t\ttick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next,\n'
+	       '\t\t\t\t       armed && expires <= next);\n'),
 	Mutant('flush-no-recheck', GLUE,
 	       'the deferred write does not re-check for newer requests after unlocking',
 	       '\t\traw_spin_unlock(&bc_req.lock);\n\t}\n}', '\t\traw_spin_unlock(&bc_req.lock);\n\t\treturn;\n\t}\n}'),
@@ -192,16 +194,21 @@ MUTANTS = [
 	Mutant('install-two-steps', GLUE,
 	       'a device installed in oneshot mode gets its handler after the lock was let go of',
 	       '\tif (installed && notify && tick_broadcast_oneshot_active()) {\n'
-	       '\t\t__tick_broadcast_switch_to_oneshot();\n'
-	       '\t\tbc_dev_sync();\n'
+	       '\t\t__tick_broadcast_switch_to_oneshot(false);\n'
 	       '\t\tnotify = false;\n'
 	       '\t}\n'
 	       '\traw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);\n',
 	       '\traw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);\n'
 	       '\tif (installed && notify && tick_broadcast_oneshot_active()) {\n'
-	       '\t\ttick_broadcast_switch_to_oneshot();\n'
+	       '\t\traw_spin_lock_irqsave(&tick_broadcast_lock, flags);\n'
+	       '\t\t__tick_broadcast_switch_to_oneshot(false);\n'
+	       '\t\traw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);\n'
 	       '\t\tnotify = false;\n'
 	       '\t}\n'),
+	Mutant('install-resets-installer', GLUE,
+	       'a device installed in oneshot mode resets the installing CPU as if it switched',
+	       '\t\t__tick_broadcast_switch_to_oneshot(false);\n',
+	       '\t\t__tick_broadcast_switch_to_oneshot(true);\n'),
 	Mutant('install-no-sync', GLUE, 'replacing the device does not write the deferred arming first',
 	       '\tif (cur)\n\t\tbc_dev_sync();\n\t__clockevents_exchange_device(cur, dev);',
 	       '\t__clockevents_exchange_device(cur, dev);'),
