@@ -289,14 +289,27 @@ def step_build(wt: Path, config: Path, env: Dict[str, str], jobs: int, ours: Col
 				   text=True)
 	if forget:
 		configbuilds.forget_objects(bdir, ours)
-	if not r.returncode:
-		r = subprocess.run(base + ['W=1'] + STEP_TARGETS, cwd=wt, env=env,
-				   capture_output=True, text=True)
+	if r.returncode:
+		return False, time.time() - t0, (r.stdout + r.stderr).splitlines()[-10:]
+	ok, msgs = make_w1(wt, '.build-steps', STEP_TARGETS, env, jobs, ours, known)
+	return ok and not msgs, time.time() - t0, msgs
+
+
+def make_w1(wt: Path, build_dir: str, targets: Sequence[str], env: Dict[str, str], jobs: int,
+	    ours: Collection[str], known: AbstractSet[str] = frozenset(),
+	    args: Sequence[str] = ()) -> Tuple[bool, List[str]]:
+	"""make W=1 targets in wt, O=build_dir, with args (ARCH=...) as the
+	configuration was made; (it succeeded, its errors and its warnings in
+	ours but those whose message_key() is in known, or its last lines if
+	it failed without any)."""
+	r = subprocess.run(['make', '-s', f'-j{jobs}', f'O={build_dir}', *args, 'CC=ccache gcc',
+			    'HOSTCC=ccache gcc', 'W=1'] + list(targets),
+			   cwd=wt, env=env, capture_output=True, text=True)
 	out = r.stdout + r.stderr
 	msgs = [m for m in configbuilds.our_messages(out, ours) if message_key(m) not in known]
 	if r.returncode and not msgs:
 		msgs = out.splitlines()[-10:]
-	return not r.returncode and not msgs, time.time() - t0, msgs
+	return not r.returncode, msgs
 
 
 def checkpatch_findings(text: str) -> List[Tuple[str, str, str]]:
@@ -519,14 +532,9 @@ def build_w1(tree: Path, env: Dict[str, str], jobs: int,
 	warnings in the touched files, their objects recompiled)."""
 	configbuilds.forget_objects(tree / FIXES_BUILD_DIR, touched)
 	t0 = time.time()
-	r = subprocess.run(['make', '-s', f'-j{jobs}', f'O={FIXES_BUILD_DIR}', 'ARCH=x86_64',
-			    'CC=ccache gcc', 'HOSTCC=ccache gcc', 'W=1'] + FIXES_TARGETS,
-			   cwd=tree, env=env, capture_output=True, text=True)
-	out = r.stdout + r.stderr
-	msgs = configbuilds.our_messages(out, touched)
-	if r.returncode and not msgs:
-		msgs = out.splitlines()[-10:]
-	return not r.returncode, time.time() - t0, msgs
+	ok, msgs = make_w1(tree, FIXES_BUILD_DIR, FIXES_TARGETS, env, jobs, touched,
+			   args=['ARCH=x86_64'])
+	return ok, time.time() - t0, msgs
 
 
 def fixes_build_row(name: str, tree: Path, pristine: Path, ported: Sequence[backport.Ported],
