@@ -718,19 +718,18 @@ enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
 	return TICK_BC_EXIT_REPROGRAM;
 }
 
-/* Wake a sleeper the expiry popped; false for a stale node. */
-static bool wake_sleeper(struct tick_bc *bc, unsigned int cpu, unsigned long *wake)
+/* Wake a sleeper the expiry popped, unless its node is stale. */
+static void wake_sleeper(struct tick_bc *bc, unsigned int cpu, unsigned long *wake)
 {
 	/* Stale: the CPU left idle early and did not come back. */
 	if (!test_bit(cpu, bc->oneshot))
-		return false;
+		return;
 	if (WARN_ON_ONCE(!test_bit(cpu, bc->online))) {
 		__clear_bit(cpu, bc->oneshot);
-		return false;
+		return;
 	}
 	__set_bit(cpu, bc->pending);
 	__set_bit(cpu, wake);
-	return true;
 }
 
 /*
@@ -739,11 +738,9 @@ static bool wake_sleeper(struct tick_bc *bc, unsigned int cpu, unsigned long *wa
  */
 static void expire_early(struct tick_bc *bc, ktime_t now, unsigned long *wake)
 {
-	struct tick_bc_coalesced *c = &bc->coalesced;
 	ktime_t limit = ktime_add_ns(now, bc->window);
 	struct timerqueue_node *node, *next;
 	unsigned int cpu;
-	u64 early;
 
 	node = timerqueue_getnext(&bc->sleepers);
 	for (; node && node->expires <= limit; node = next) {
@@ -752,12 +749,7 @@ static void expire_early(struct tick_bc *bc, ktime_t now, unsigned long *wake)
 		if (test_bit(cpu, bc->oneshot) && !test_bit(cpu, bc->early_ok))
 			continue;
 		timerqueue_del(&bc->sleepers, node);
-		if (!wake_sleeper(bc, cpu, wake))
-			continue;
-		early = ktime_sub(node->expires, now);
-		c->nr++;
-		c->early_ns += early;
-		c->early_max_ns = max(c->early_max_ns, early);
+		wake_sleeper(bc, cpu, wake);
 	}
 }
 
@@ -769,7 +761,7 @@ static void expire_early(struct tick_bc *bc, ktime_t now, unsigned long *wake)
  * @wake:	filled with the CPUs to wake by IPI
  *
  * Pops every sleeper whose time has come, and with a coalescing window
- * those due within it (recorded in @bc->coalesced), adds the forced CPUs
+ * those due within it, adds the forced CPUs
  * and re-arms the device for the earliest remaining sleeper. A sleeper
  * that is not online is a bug: warned about once and dropped.
  *
@@ -789,10 +781,8 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 		timerqueue_del(&bc->sleepers, node);
 		wake_sleeper(bc, sleep_cpu(bc, node), wake);
 	}
-	if (bc->window) {
-		bc->coalesced = (struct tick_bc_coalesced) { };
+	if (bc->window)
 		expire_early(bc, now, wake);
-	}
 
 	if (bc->nr_force) {
 		bitmap_or(wake, wake, bc->force, bc->nr_cpus);
@@ -825,7 +815,6 @@ int tick_bc_set_window(struct tick_bc *bc, u64 window_ns)
 	if (window_ns > TICK_BC_WINDOW_MAX_NS)
 		return -ERANGE;
 	bc->window = window_ns;
-	bc->coalesced = (struct tick_bc_coalesced) { };
 	return 0;
 }
 

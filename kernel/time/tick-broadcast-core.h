@@ -36,9 +36,8 @@ struct tick_bc_ops {
 
 /*
  * The results of tick_bc_enter() and the actions of tick_bc_exit(), in
- * order, each with the one name that the trace events and the statistics
- * use for it. A user defines tick_bc_name(e, name) and, for the last
- * entry, tick_bc_name_end(e, name) (the trace event decoders need a list
+ * order, each with its name, for code that prints them. A user defines tick_bc_name(e, name) and, for the last
+ * entry, tick_bc_name_end(e, name) (__print_symbolic() needs a list
  * without a trailing comma), then expands the list.
  *
  * Enter results:
@@ -91,10 +90,8 @@ struct tick_bc_ops {
 #define tick_bc_name(e, ...)	e,
 #define tick_bc_name_end	tick_bc_name
 
-/* The values are part of the tick_bc:tick_bc_enter trace event. */
 enum tick_bc_enter_result {
 	TICK_BC_ENTER_RESULTS
-	TICK_BC_ENTER_NR
 };
 
 /* The CPU must keep its local device running, and needs no exit. */
@@ -103,10 +100,8 @@ static inline bool tick_bc_enter_refused(enum tick_bc_enter_result r)
 	return r >= TICK_BC_ENTER_BUSY_NODEV;
 }
 
-/* The values are part of the tick_bc:tick_bc_exit trace event. */
 enum tick_bc_exit_action {
 	TICK_BC_EXIT_ACTIONS
-	TICK_BC_EXIT_NR
 };
 
 #undef tick_bc_name
@@ -128,19 +123,6 @@ struct tick_bc_change {
 
 /* The widest coalescing window tick_bc_set_window() accepts. */
 #define TICK_BC_WINDOW_MAX_NS	(10 * NSEC_PER_MSEC)
-
-/**
- * struct tick_bc_coalesced - the sleepers the last expiry woke early
- * @nr:		how many, the handling CPU included
- * @early_ns:	the sum of how early they were woken, wakeup time - now
- * @early_max_ns: how early the earliest of them was woken, at most the
- *		window
- */
-struct tick_bc_coalesced {
-	unsigned int	nr;
-	u64		early_ns;
-	u64		early_max_ns;
-};
 
 /**
  * struct tick_bc_enter_out - what tick_bc_enter() asks of its caller
@@ -176,7 +158,6 @@ struct tick_bc_enter_out {
  *		hrtimer_interrupt()), so that they may be woken early
  * @window:	coalescing window (ns): an expiry also wakes the sleepers
  *		of @early_ok due at most this long after it; 0 for none
- * @coalesced:	what the last expiry woke early
  * @armed:	what the device is armed for; KTIME_MAX when it is not
  * @forced:	TICK_BROADCAST_FORCE was requested: OFF is ignored from now on
  *
@@ -197,7 +178,6 @@ struct tick_bc {
 	unsigned int			nr_force;
 	unsigned long			*early_ok;
 	u64				window;
-	struct tick_bc_coalesced	coalesced;
 	ktime_t				armed;
 	bool				forced;
 };
@@ -259,12 +239,6 @@ static inline bool tick_bc_sleeping(struct tick_bc *bc, unsigned int cpu)
 static inline bool tick_bc_periodic_empty(struct tick_bc *bc)
 {
 	return bitmap_empty(bc->periodic, bc->nr_cpus);
-}
-
-/* The wakeup time @cpu last slept for: valid after a TICK_BC_EXIT_WOKEN. */
-static inline ktime_t tick_bc_slept_until(struct tick_bc *bc, unsigned int cpu)
-{
-	return bc->sleep[cpu].expires;
 }
 
 /*

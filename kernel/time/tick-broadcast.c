@@ -66,7 +66,6 @@
 #include <linux/smp.h>
 
 #include "tick-broadcast-core.h"
-#include "tick-broadcast-stats.h"
 #include "tick-internal.h"
 
 #define CREATE_TRACE_POINTS
@@ -239,12 +238,9 @@ static int bc_op_owner(struct tick_bc *core)
 
 static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 {
-	bool hrtimer = tick_bc_hrtimer(core);
-	int owner = hrtimer ? bc_op_owner(core) : -1;
-
 	lockdep_assert_held(&tick_broadcast_lock);
 	trace_tick_bc_program(expires, cpu);
-	if (!hrtimer) {
+	if (!tick_bc_hrtimer(core)) {
 		bc_req_post(expires, cpu);
 		return;
 	}
@@ -259,8 +255,6 @@ static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 	bc_dev_write(expires, cpu);
 	WRITE_ONCE(bc_req.done, raw_read_seqcount(&bc_req.seq));
 	raw_spin_unlock(&bc_req.lock);
-	if (owner != bc_op_owner(core))
-		trace_tick_bc_owner(owner, bc_op_owner(core), TICK_BC_OWNER_ARM);
 }
 
 static const struct tick_bc_ops tick_bc_ops = {
@@ -271,7 +265,6 @@ static const struct tick_bc_ops tick_bc_ops = {
 static void bc_shutdown(struct clock_event_device *bcdev, bool suspend)
 {
 	lockdep_assert_held(&tick_broadcast_lock);
-	trace_tick_bc_shutdown(suspend);
 	bc_dev_sync();
 	clockevents_shutdown(bcdev);
 	tick_bc_disarmed(&tick_bc);
@@ -394,11 +387,8 @@ static void wakeup_dev_set(struct clock_event_device *dev, int cpu)
 	struct clock_event_device *cur = per_cpu(tick_wakeup_dev, cpu);
 
 	lockdep_assert_held(&tick_broadcast_lock);
-	if (dev) {
+	if (dev)
 		dev->event_handler = tick_oneshot_wakeup_handler;
-		trace_tick_bc_device(dev->name, cur ? cur->name : "", dev->rating,
-				     TICK_BC_ROLE_WAKEUP, cpu);
-	}
 	clockevents_exchange_device(cur, dev);
 	per_cpu(tick_wakeup_dev, cpu) = dev;
 }
@@ -453,8 +443,6 @@ static bool bc_install(struct clock_event_device *dev, int cpu,
 	    !try_module_get(dev->owner))
 		return false;
 
-	trace_tick_bc_device(dev->name, cur ? cur->name : "", dev->rating,
-			     TICK_BC_ROLE_BROADCAST, cpu);
 	if (cur)
 		bc_dev_sync();
 	__clockevents_exchange_device(cur, dev);
@@ -590,29 +578,6 @@ int tick_receive_broadcast(void)
 
 /* ------------------------------------------------------------ periodic mode */
 
-/*
- * Statistics and trace of one broadcast interrupt; @wake leaves out this
- * CPU, @local says whether it was woken too. Called with the lock held.
- */
-static void bc_account_irq(struct cpumask *wake, bool local, ktime_t now,
-			   ktime_t next, bool periodic)
-{
-	unsigned int cpu = smp_processor_id();
-
-	lockdep_assert_held(&tick_broadcast_lock);
-	tick_bc_stats_irq(cpumask_weight(wake) + local);
-	if (!(periodic ? trace_tick_bc_periodic_enabled() : trace_tick_bc_expire_enabled()))
-		return;
-	if (local)
-		cpumask_set_cpu(cpu, wake);
-	if (periodic)
-		trace_tick_bc_periodic(now, wake, next);
-	else
-		trace_tick_bc_expire(now, wake, next);
-	if (local)
-		cpumask_clear_cpu(cpu, wake);
-}
-
 static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 {
 	struct cpumask *wake = *this_cpu_ptr(&tick_bc_wake);
@@ -645,8 +610,6 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 	bc_dev_assert_synced();
 	if (clockevent_state_oneshot(dev))
 		clockevents_program_event(dev, ktime_add_ns(dev->next_event, TICK_NSEC), true);
-	bc_account_irq(wake, local, trace_tick_bc_periodic_enabled() ? ktime_get() : 0,
-		       clockevent_state_oneshot(dev) ? dev->next_event : KTIME_MAX, true);
 	raw_spin_unlock(&tick_broadcast_lock);
 
 	bc_send_ipis(wake);
@@ -678,7 +641,6 @@ static void __tick_broadcast_control(struct clock_event_device *dev, unsigned in
 
 	bcdev = bc_dev();
 	ch = tick_bc_control(&tick_bc, cpu, mode);
-	trace_tick_bc_control(cpu, mode, test_bit(cpu, tick_bc.periodic));
 
 	if (bc_periodic_mode()) {
 		if (ch.joined && bcdev && !tick_bc_hrtimer(&tick_bc))
@@ -858,11 +820,22 @@ void tick_check_oneshot_broadcast_this_cpu(void)
 		clockevents_switch_state(td->evtdev, CLOCK_EVT_STATE_ONESHOT);
 }
 
-/* Statistics and trace of the CPUs an expiry woke early. */
-static void bc_account_coalesced(ktime_t now, const struct tick_bc_coalesced *c)
+/*
+ * The trace of one oneshot expiry; @wake leaves out this CPU, @local says
+ * whether it was woken too. Called with the lock held.
+ */
+static void bc_trace_expire(struct cpumask *wake, bool local, ktime_t now)
 {
-	tick_bc_stats_coalesced(c);
-	trace_tick_bc_coalesce(now, c->nr, c->early_ns, c->early_max_ns);
+	unsigned int cpu = smp_processor_id();
+
+	lockdep_assert_held(&tick_broadcast_lock);
+	if (!trace_tick_bc_expire_enabled())
+		return;
+	if (local)
+		cpumask_set_cpu(cpu, wake);
+	trace_tick_bc_expire(now, wake, tick_bc.armed);
+	if (local)
+		cpumask_clear_cpu(cpu, wake);
 }
 
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
@@ -886,9 +859,7 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 	bc_req_post(KTIME_MAX, smp_processor_id());
 	now = ktime_get();
 	local = tick_bc_expire(&tick_bc, smp_processor_id(), now, cpumask_bits(wake));
-	bc_account_irq(wake, local, now, tick_bc.armed, false);
-	if (unlikely(tick_bc.coalesced.nr))
-		bc_account_coalesced(now, &tick_bc.coalesced);
+	bc_trace_expire(wake, local, now);
 	raw_spin_unlock(&tick_broadcast_lock);
 
 	bc_send_ipis(wake);
@@ -999,8 +970,6 @@ static void __tick_broadcast_switch_to_oneshot(bool cpu_switches)
 			next = expires;
 		bc_show_handover(next, this_cpu);
 	}
-	if (from_periodic)
-		trace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));
 	if (cpu_switches)
 		tick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next, armed);
 	/*
@@ -1067,7 +1036,10 @@ static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	r = tick_bc_enter(&tick_bc, cpu, dev->next_event, &out);
-	/* Under the lock, so that the events come in the order decided. */
+	/*
+	 * Under the lock, so that a CPU's enter comes before the expiry that
+	 * wakes it; a disabled event is a patched-out jump.
+	 */
 	trace_tick_bc_enter(cpu, dev->next_event, r);
 	raw_spin_unlock(&tick_broadcast_lock);
 
@@ -1076,7 +1048,6 @@ static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 		bc_dev_flush();
 	if (out.stop_local)
 		clockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);
-	tick_bc_stats_enter(r);
 	return tick_bc_enter_refused(r) ? -EBUSY : 0;
 }
 
@@ -1087,13 +1058,10 @@ static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t now)
 {
 	enum tick_bc_exit_action a;
-	ktime_t slept_until;
 
 	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
 	a = tick_bc_exit(&tick_bc, cpu, dev->next_event, now);
-	/* Only the woken exits account their lateness. */
-	slept_until = tick_bc_slept_until(&tick_bc, cpu);
 	trace_tick_bc_exit(cpu, dev->next_event, a);
 	raw_spin_unlock(&tick_broadcast_lock);
 
@@ -1112,21 +1080,17 @@ static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t no
 	default:
 		break;
 	}
-	tick_bc_stats_exit(a, now, slept_until);
 }
 
 /*
  * The time for an exit, read before taking the lock, not under it: an
  * earlier "now" can only turn a forced exit into a reprogram, which is
  * always safe. Only an exit with an event that the broadcast has not
- * woken it for needs it (and the statistics, while they count): a clock
- * read is a device access where the clocksource is the HPET or the ACPI
- * PM timer.
+ * woken it for needs it: a clock read is a device access where the
+ * clocksource is the HPET or the ACPI PM timer.
  */
 static ktime_t bc_exit_time(struct clock_event_device *dev, unsigned int cpu)
 {
-	if (tick_bc_stats_counting())
-		return ktime_get();
 	/* The switch to oneshot mode may set a handed over CPU's event. */
 	if (data_race(dev->next_event) != KTIME_MAX &&
 	    !tick_bc_wake_pending(&tick_bc, cpu))
@@ -1142,7 +1106,6 @@ static int bc_oneshot_control(enum tick_broadcast_state state,
 		if (state != TICK_BROADCAST_ENTER)
 			return 0;
 		trace_tick_bc_enter(cpu, dev->next_event, TICK_BC_ENTER_BUSY_NODEV);
-		tick_bc_stats_enter(TICK_BC_ENTER_BUSY_NODEV);
 		return -EBUSY;
 	}
 
@@ -1191,8 +1154,6 @@ void hotplug_cpu__broadcast_tick_pull(int deadcpu)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	if (bc_dev() && tick_bc_owner_busy(&tick_bc, deadcpu))
-		trace_tick_bc_owner(deadcpu, smp_processor_id(), TICK_BC_OWNER_PULL);
 	if (bc_dev() && tick_bc_pull(&tick_bc, deadcpu, smp_processor_id())) {
 		dev = __this_cpu_read(tick_cpu_device.evtdev);
 		tick_program_event(dev->next_event, 1);
@@ -1257,40 +1218,6 @@ static int __init bc_coalesce_setup(char *str)
 	return 1;
 }
 __setup("tick_broadcast_coalesce_us=", bc_coalesce_setup);
-
-/**
- * tick_broadcast_set_coalesce - set the broadcast coalescing window
- * @window_ns:	how long after a broadcast interrupt a sleeping CPU may be
- *		due and still be woken by it; 0 turns coalescing off
- *
- * Return: 0, or -ERANGE above TICK_BC_WINDOW_MAX_NS (nothing changes).
- */
-int tick_broadcast_set_coalesce(u64 window_ns)
-{
-	unsigned long flags;
-	int ret;
-
-	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	ret = tick_bc_set_window(&tick_bc, window_ns);
-	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
-	return ret;
-}
-
-/**
- * tick_broadcast_coalesce - the broadcast coalescing window
- *
- * Return: the window in nanoseconds, 0 when coalescing is off.
- */
-u64 tick_broadcast_coalesce(void)
-{
-	unsigned long flags;
-	u64 window;
-
-	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
-	window = tick_bc.window;
-	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
-	return window;
-}
 
 /**
  * tick_broadcast_init - set up the broadcast state at boot

@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of the tick broadcast trace events and statistics.
+ * KUnit tests of the tick broadcast trace events.
  *
  * Each case attaches probes to the tick_bc trace events, plays a
  * scripted ENTER/EXIT sequence on the CPU running it with interrupts
  * disabled (as cpuidle does around a CPUIDLE_FLAG_TIMER_STOP state), and
- * checks the events recorded and the per-CPU counters against the script.
- * One more case checks that the API refuses to be called with interrupts
- * enabled, and one that the coalescing window refuses values out of
- * range. Skipped where the machine needs no broadcast, and where the
- * kernel has no oneshot broadcast, no tracepoints (FTRACE and a tracer)
- * or no debugfs (the statistics).
+ * checks the events recorded against the script. Skipped where the
+ * machine needs no broadcast, and where the kernel has no oneshot
+ * broadcast or no tracepoints (FTRACE and a tracer).
  */
 
 #include <kunit/test.h>
@@ -26,11 +23,10 @@
 #include <linux/tracepoint.h>
 
 #include "../tick-broadcast-core.h"
-#include "../tick-broadcast-stats.h"
 #include "../tick-internal.h"
 
 #if defined(CONFIG_GENERIC_CLOCKEVENTS_BROADCAST) && defined(CONFIG_TICK_ONESHOT) && \
-	defined(CONFIG_TRACEPOINTS) && defined(CONFIG_DEBUG_FS)
+	defined(CONFIG_TRACEPOINTS)
 
 #include "../tick-broadcast-trace.h"
 
@@ -91,8 +87,6 @@ static int trace_attach(struct kunit *test)
 {
 	int ret;
 
-	/* The counters count only once somebody asked for them. */
-	tick_bc_stats_start();
 	atomic_set(&trace_log.n, 0);
 	WRITE_ONCE(trace_log.cpu, UINT_MAX);
 	ret = register_trace_tick_bc_enter(probe_enter, NULL);
@@ -156,17 +150,6 @@ static struct rec *rec_at(int i)
 	return i < min(atomic_read(&trace_log.n), NR_RECS) ? &trace_log.recs[i] : NULL;
 }
 
-/* Woken exits whose lateness the statistics counted. */
-static u64 late_counted(const struct tick_bc_stats *s)
-{
-	u64 n = 0;
-	int i;
-
-	for (i = 0; i < TICK_BC_LATE_BUCKETS; i++)
-		n += s->late[i];
-	return n;
-}
-
 static bool expired_seen(void)
 {
 	struct rec *r;
@@ -204,7 +187,6 @@ static void expect_program_enter(struct kunit *test, unsigned int cpu, ktime_t t
 static void trace_enter_exit_early(struct kunit *test)
 {
 	struct clock_event_device *local;
-	struct tick_bc_stats before, after;
 	unsigned long flags;
 	const char *why;
 	unsigned int cpu;
@@ -231,13 +213,11 @@ static void trace_enter_exit_early(struct kunit *test)
 		usleep_range(200, 400);
 	}
 	cpu = smp_processor_id();
-	before = *this_cpu_ptr(&tick_bc_stats);
 	WRITE_ONCE(trace_log.cpu, cpu);
 	ret = tick_broadcast_enter();
 	tick_broadcast_exit();
 	done = ktime_get();
 	WRITE_ONCE(trace_log.cpu, UINT_MAX);
-	after = *this_cpu_ptr(&tick_bc_stats);
 	local_irq_restore(flags);
 	trace_detach(test);
 
@@ -259,23 +239,17 @@ static void trace_enter_exit_early(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r->type, REC_EXIT);
 	KUNIT_EXPECT_EQ(test, r->result, TICK_BC_EXIT_REPROGRAM);
 	KUNIT_EXPECT_EQ(test, atomic_read(&trace_log.n), (int)(r - rec_at(0)) + 1);
-
-	KUNIT_EXPECT_EQ(test, after.enter[TICK_BC_ENTER_QUEUED] -
-			before.enter[TICK_BC_ENTER_QUEUED], 1);
-	KUNIT_EXPECT_EQ(test, after.exit[TICK_BC_EXIT_REPROGRAM] -
-			before.exit[TICK_BC_EXIT_REPROGRAM], 1);
 }
 
 /*
  * With the hrtimer broadcast a CPU alone in deep idle arms the hrtimer
  * on itself and so becomes its owner, whose local timer must keep
  * running: the ENTER programs the device, is refused (busy_owner, no
- * EXIT owed) and is counted as refused.
+ * EXIT owed).
  */
 static void trace_owner_enter_is_refused(struct kunit *test)
 {
 	struct clock_event_device *local;
-	struct tick_bc_stats before, after;
 	unsigned long flags;
 	const char *why;
 	unsigned int cpu;
@@ -294,14 +268,12 @@ static void trace_owner_enter_is_refused(struct kunit *test)
 		kunit_skip(test, "%s", why);
 	}
 	cpu = smp_processor_id();
-	before = *this_cpu_ptr(&tick_bc_stats);
 	WRITE_ONCE(trace_log.cpu, cpu);
 	t = local->next_event;
 	ret = tick_broadcast_enter();
 	if (!ret)
 		tick_broadcast_exit();
 	WRITE_ONCE(trace_log.cpu, UINT_MAX);
-	after = *this_cpu_ptr(&tick_bc_stats);
 	local_irq_restore(flags);
 	trace_detach(test);
 
@@ -314,10 +286,6 @@ static void trace_owner_enter_is_refused(struct kunit *test)
 	EXPECT_REC(test, r, "enter");
 	KUNIT_EXPECT_EQ(test, r->type, REC_ENTER);
 	KUNIT_EXPECT_EQ(test, r->result, TICK_BC_ENTER_BUSY_OWNER);
-	KUNIT_EXPECT_EQ(test, after.enter[TICK_BC_ENTER_BUSY_OWNER] -
-			before.enter[TICK_BC_ENTER_BUSY_OWNER], 1);
-	KUNIT_EXPECT_EQ(test, after.enter[TICK_BC_ENTER_QUEUED] -
-			before.enter[TICK_BC_ENTER_QUEUED], 0);
 }
 
 /*
@@ -331,7 +299,6 @@ static void trace_owner_enter_is_refused(struct kunit *test)
 static void trace_enter_expire_exit(struct kunit *test)
 {
 	struct clock_event_device *local;
-	struct tick_bc_stats before, after;
 	int ret, refused = 0, i, woken_at = -1, exit_at = -1;
 	unsigned long flags;
 	bool forced = false;
@@ -351,7 +318,6 @@ static void trace_enter_expire_exit(struct kunit *test)
 		kunit_skip(test, "%s", why);
 	}
 	cpu = smp_processor_id();
-	before = *this_cpu_ptr(&tick_bc_stats);
 	WRITE_ONCE(trace_log.cpu, cpu);
 	t = local->next_event;
 	ret = tick_broadcast_enter();
@@ -381,7 +347,6 @@ static void trace_enter_expire_exit(struct kunit *test)
 		   forced ? (refused ? "forced, enter refused" : "forced, enter accepted") :
 		   "forced or woken, no second enter", atomic_read(&trace_log.n));
 	WRITE_ONCE(trace_log.cpu, UINT_MAX);
-	after = *per_cpu_ptr(&tick_bc_stats, cpu);
 	trace_detach(test);
 
 	KUNIT_EXPECT_EQ(test, ret, 0);
@@ -402,20 +367,10 @@ static void trace_enter_expire_exit(struct kunit *test)
 	r = rec_at(exit_at);
 	if (r->result == TICK_BC_EXIT_WOKEN) {
 		KUNIT_EXPECT_LT(test, woken_at, exit_at);
-		KUNIT_EXPECT_EQ(test, after.exit[TICK_BC_EXIT_WOKEN] -
-				before.exit[TICK_BC_EXIT_WOKEN], 1);
-		KUNIT_EXPECT_EQ(test, late_counted(&after) - late_counted(&before), 1);
 		return;
 	}
 	KUNIT_ASSERT_EQ(test, r->result, TICK_BC_EXIT_FORCED);
 	KUNIT_EXPECT_GT(test, woken_at, exit_at);
-	/* An accepted second enter, with its event past, may force again. */
-	if (forced && !refused)
-		KUNIT_EXPECT_GE(test, after.exit[TICK_BC_EXIT_FORCED] -
-				before.exit[TICK_BC_EXIT_FORCED], 1);
-	else
-		KUNIT_EXPECT_EQ(test, after.exit[TICK_BC_EXIT_FORCED] -
-				before.exit[TICK_BC_EXIT_FORCED], 1);
 	/*
 	 * The expiry may have delivered the forced event before the check
 	 * (no second enter) or between the check and the enter (accepted).
@@ -427,40 +382,25 @@ static void trace_enter_expire_exit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r->type, REC_ENTER);
 	KUNIT_EXPECT_EQ(test, r->result, TICK_BC_ENTER_BUSY_FORCED);
 	KUNIT_EXPECT_EQ(test, refused, -EBUSY);
-	KUNIT_EXPECT_EQ(test, after.enter[TICK_BC_ENTER_BUSY_FORCED] -
-			before.enter[TICK_BC_ENTER_BUSY_FORCED], 1);
-}
-
-/* The coalescing window refuses values above its maximum, keeping its own. */
-static void coalesce_window_refuses_out_of_range(struct kunit *test)
-{
-	u64 old = tick_broadcast_coalesce();
-
-	KUNIT_EXPECT_EQ(test, tick_broadcast_set_coalesce(TICK_BC_WINDOW_MAX_NS + 1), -ERANGE);
-	KUNIT_EXPECT_EQ(test, tick_broadcast_coalesce(), old);
-	KUNIT_EXPECT_EQ(test, tick_broadcast_set_coalesce(250 * NSEC_PER_USEC), 0);
-	KUNIT_EXPECT_EQ(test, tick_broadcast_coalesce(), 250 * NSEC_PER_USEC);
-	KUNIT_EXPECT_EQ(test, tick_broadcast_set_coalesce(old), 0);
 }
 
 static struct kunit_case tick_broadcast_trace_cases[] = {
 	KUNIT_CASE(trace_enter_exit_early),
 	KUNIT_CASE(trace_enter_expire_exit),
 	KUNIT_CASE(trace_owner_enter_is_refused),
-	KUNIT_CASE(coalesce_window_refuses_out_of_range),
 	{}
 };
 
-#else /* no oneshot broadcast, tracepoints or debugfs */
+#else /* no oneshot broadcast, or tracepoints */
 
-static void trace_needs_broadcast_tracepoints_and_debugfs(struct kunit *test)
+static void trace_needs_broadcast_and_tracepoints(struct kunit *test)
 {
 	kunit_skip(test,
-		   "needs GENERIC_CLOCKEVENTS_BROADCAST, TICK_ONESHOT, TRACEPOINTS and DEBUG_FS");
+		   "needs GENERIC_CLOCKEVENTS_BROADCAST, TICK_ONESHOT and TRACEPOINTS");
 }
 
 static struct kunit_case tick_broadcast_trace_cases[] = {
-	KUNIT_CASE(trace_needs_broadcast_tracepoints_and_debugfs),
+	KUNIT_CASE(trace_needs_broadcast_and_tracepoints),
 	{}
 };
 
@@ -473,5 +413,5 @@ static struct kunit_suite tick_broadcast_trace_suite = {
 
 kunit_test_suite(tick_broadcast_trace_suite);
 
-MODULE_DESCRIPTION("KUnit tests of the tick broadcast trace events and statistics");
+MODULE_DESCRIPTION("KUnit tests of the tick broadcast trace events");
 MODULE_LICENSE("GPL");

@@ -231,9 +231,6 @@ def boot_metrics(status: str, console: str, data: str) -> Figures:
 			m['residency_pct'] = guestdata.deep_residency_pct(a, b)
 			for name, per_cpu in guestdata.state_entries(a, b).items():
 				m[f'entries_{name}_per_s'] = sum(per_cpu.values()) / secs
-		st = guestdata.stats_delta(a, b)
-		if st:
-			m['stats'] = st
 	if 'p0' in snaps and 'p1' in snaps:
 		secs = snaps['p1'].uptime - snaps['p0'].uptime
 		for fn, (hits, us) in guestdata.prof(data, PROF_FUNCS).items():
@@ -549,17 +546,6 @@ def workload_table(name: str, raw: Dict[str, Any]) -> str:
 		     rows, ['metric', 'base (upstream)', 'ours', 'ours/base'])
 
 
-def ours_stats_table(name: str, raw: Dict[str, Any]) -> str:
-	runs = [m for m in raw['workloads'][name]['ours'] if 'stats' in m]
-	if not runs:
-		return ''
-	keys = sorted({k for m in runs for k in m['stats']})
-	rows = [[k, cell([m['stats'].get(k, 0) for m in runs])] for k in keys
-		if any(m['stats'].get(k, 0) for m in runs)]
-	return table(f'-- {name}: ours, /sys/kernel/debug/tick_broadcast/stats over the '
-		     f'broadcast run, all CPUs --', rows, ['counter', 'median [min-max]'])
-
-
 # The parts of bench_parts, in the kernel's words, with what each stands for.
 PARTS = (
 	('pair', 'enter+exit pair, whole'),
@@ -853,7 +839,7 @@ def cmd_bench(args: argparse.Namespace) -> None:
 		 'wall clock, except the tables marked deterministic (QEMU -icount).', '']
 	if not only:
 		for name in names:
-			parts += [workload_table(name, raw), '', ours_stats_table(name, raw), '']
+			parts += [workload_table(name, raw), '']
 		if x86:
 			parts += [parts_table(raw), '', hops_table(raw), '', scaling_table(raw), '',
 				  core_table(raw), '']

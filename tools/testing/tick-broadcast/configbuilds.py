@@ -32,8 +32,6 @@ VARIANTS: Dict[str, Variant] = {
 	'up': ('x86_64', 'tested', {'SMP': 'n'},
 	       {'SMP': 'n', 'HOTPLUG_CPU': 'n', 'GENERIC_CLOCKEVENTS_BROADCAST': 'y'},
 	       ['kernel/time/', 'drivers/cpuidle/']),
-	'no-debugfs': ('x86_64', 'tested', {'DEBUG_FS': 'n'}, {'DEBUG_FS': 'n'},
-		       ['kernel/time/', 'drivers/cpuidle/']),
 	'no-tracing': ('x86_64', 'tested', {'FTRACE': 'n', 'KPROBES': 'n'},
 		       {'TRACING': 'n', 'TRACEPOINTS': 'n'}, ['kernel/time/', 'drivers/cpuidle/']),
 	'arm64': ('arm64', 'defconfig', {}, {'GENERIC_CLOCKEVENTS_BROADCAST': 'y',

@@ -285,26 +285,6 @@ def deep_residency_pct(a: Snapshot, b: Snapshot) -> Optional[float]:
 	return 100 * deep / 1e6 / secs / ncpu
 
 
-# Our kernel's per-CPU counters (the base has no such file).
-STATS = '/sys/kernel/debug/tick_broadcast/stats'
-
-
-def stats_delta(a: Snapshot, b: Snapshot) -> Dict[str, int]:
-	"""Sum over CPUs of the debugfs tick_broadcast/stats counters, b - a."""
-	def tot(snap: Snapshot) -> Dict[str, int]:
-		t: Dict[str, int] = {}
-		for line in snap.files.get(STATS, []):
-			for kv in line.split()[1:]:
-				if '=' not in kv:
-					continue
-				k, v = kv.split('=', 1)
-				if v.lstrip('-').isdigit():
-					t[k] = t.get(k, 0) + int(v)
-		return t
-	ta, tb = tot(a), tot(b)
-	return {k: tb[k] - ta.get(k, 0) for k in tb}
-
-
 @dataclass
 class Counts:
 	"""What the snapshots around the broadcast run (mid and end) show.
@@ -315,8 +295,6 @@ class Counts:
 	loc		local timer interrupts and, on x86, the wake IPIs (LOC)
 	bcipi		arm64's timer broadcast IPIs (BC_IPI)
 	bcdev		the broadcast device, driver the cpuidle driver (end)
-	stats		our kernel's counters over all CPUs (None: the base,
-			which has no such file)
 	"""
 	deep: Dict[int, int]
 	states: Dict[str, Dict[int, int]]
@@ -325,7 +303,6 @@ class Counts:
 	bcipi: int
 	bcdev: str
 	driver: str
-	stats: Optional[Dict[str, int]]
 
 
 @dataclass
@@ -350,8 +327,7 @@ def metrics(res: Report) -> Metrics:
 			loc=ib.get('LOC', 0) - ia.get('LOC', 0),
 			bcipi=ib.get(BC_IPI, 0) - ia.get(BC_IPI, 0),
 			bcdev=s['end'].bcdev,
-			driver=s['end'].driver,
-			stats=stats_delta(s['mid'], s['end']) if STATS in s['end'].files else None)
+			driver=s['end'].driver)
 	for run in res.lat:
 		if 'all' in res.lat[run]:
 			m.lateness[run] = res.lat[run]['all']
@@ -436,6 +412,27 @@ def trace(data: str, name: Optional[str] = None) -> List[Event]:
 		cpu, sec, frac, ev, rest = m.groups()
 		ns = int(sec) * 10**9 + int(frac.ljust(9, '0')[:9])
 		out.append(Event(int(cpu), ns, ev, _kv(rest.split())))
+	return out
+
+
+HIST_LINE = re.compile(r'^\{(.*)\}\s+hitcount:\s+(\d+)')
+
+
+def hist(data: str, name: str) -> List[Tuple[Dict[str, str], int]]:
+	"""The entries of the histogram printed between @@hist NAME begin/end:
+	[({key: value as printed}, hitcount)]."""
+	out: List[Tuple[Dict[str, str], int]] = []
+	inside = False
+	for line in data.splitlines():
+		if line.startswith('@@hist '):
+			f = line.split()
+			inside = len(f) == 3 and f[1] == name and f[2] == 'begin'
+			continue
+		m = HIST_LINE.match(line.strip()) if inside else None
+		if m:
+			keys = dict((k.strip(), v.strip()) for k, _, v in
+				    (kv.partition(':') for kv in m.group(1).split(',')))
+			out.append((keys, int(m.group(2))))
 	return out
 
 

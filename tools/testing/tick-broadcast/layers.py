@@ -24,7 +24,7 @@ LIBRARIES: Dict[str, Set[str]] = {
 	'coalesce': {'guestdata'},
 	'patchset': set(),
 	'backport': {'patchset'},
-	'scenarios': {'guestdata', 'results', 'arches'},
+	'scenarios': {'guestdata', 'coalesce', 'results', 'arches'},
 	'report': {'guestdata', 'scenarios', 'results'},
 	'kunitcmd': {'arches'},
 	'configbuilds': {'arches', 'results'},

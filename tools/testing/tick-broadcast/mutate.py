@@ -92,7 +92,7 @@ MUTANTS = [
 	       '\t\t\tcontinue;\n', ''),
 	Mutant('expire-wakes-stale', CORE, 'expiry wakes a CPU that left idle early (stale node)',
 	       '\t/* Stale: the CPU left idle early and did not come back. */\n'
-	       '\tif (!test_bit(cpu, bc->oneshot))\n\t\treturn false;\n', ''),
+	       '\tif (!test_bit(cpu, bc->oneshot))\n\t\treturn;\n', ''),
 	Mutant('rearm-for-stale', CORE,
 	       'the re-arm after expiry may be for a stale node (early, so harmless)',
 	       '\twhile ((node = timerqueue_getnext(&bc->sleepers)) &&\n'
@@ -174,13 +174,9 @@ MUTANTS = [
 	       'right after a periodic tick the switch re-arms for the tick it delivered',
 	       '\t\tif (armed && expires > next)\n\t\t\tnext = expires;\n'
 	       '\t\tbc_show_handover(next, this_cpu);\n\t}\n'
-	       '\tif (from_periodic)\n'
-	       '\t\ttrace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));\n'
 	       '\tif (cpu_switches)\n'
 	       '\t\ttick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next, armed);\n',
 	       '\t\tbc_show_handover(next, this_cpu);\n\t}\n'
-	       '\tif (from_periodic)\n'
-	       '\t\ttrace_tick_bc_oneshot(this_cpu, next, to_cpumask(tick_bc.periodic));\n'
 	       '\tif (cpu_switches)\n'
 	       '\t\ttick_bc_switch_oneshot(&tick_bc, this_cpu, bc_tick_runs_only_due(), next,\n'
 	       '\t\t\t\t       armed && expires <= next);\n'),
@@ -249,6 +245,11 @@ MUTANTS = [
 	       '\tcpu = cpumask_first(mask);\n'
 	       '\tif (cpu < nr_cpu_ids)\n\t\tper_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);\n',
 	       boot=('det-hpet-halt',)),
+	# ---------------------------------------- live: woken early
+	Mutant('coalesce-lowres-tick', GLUE,
+	       'a CPU with a low-resolution tick may be woken early (handles a tick twice)',
+	       '\treturn __this_cpu_read(tick_cpu_device.evtdev)->event_handler == hrtimer_interrupt;\n',
+	       '\treturn true;\n', boot=('lowres-coalesce-halt',)),
 ]
 
 

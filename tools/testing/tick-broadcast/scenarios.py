@@ -142,6 +142,7 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import arches
+import coalesce
 import guestdata
 from guestdata import Counts, Metrics, Report, Stats
 from results import Check, Row, Status
@@ -244,6 +245,8 @@ class Scenario:
 	hotplug		CPU offline operations wanted (0: no hotplug check)
 	s2idle		suspend-to-idle cycles wanted (0: no check)
 	no_early	no CPU may be woken early by coalescing
+	hist		ours: the documentation's hist triggers count the
+			enters and woken exits and histogram their lateness
 	deterministic	under QEMU's deterministic clock: per-CPU lateness
 			bounds against the control (det-*)
 	base_known	why the base is known to fail it ('': it is not;
@@ -274,6 +277,7 @@ class Scenario:
 	hotplug: int = 0
 	s2idle: int = 0
 	no_early: bool = False
+	hist: bool = False
 	deterministic: bool = False
 	base_known: str = ''
 	kind: str = ''
@@ -420,10 +424,15 @@ def _scenarios() -> Dict[str, Scenario]:
 	# ticks all fall on jiffy edges, which coalescing cannot bring
 	# closer; skew_tick=1 spreads them by 500 us per CPU (HZ=250, 4
 	# CPUs), inside the 2 ms window.
+	# Ours traces tick_bc_enter and tick_bc_expire over the broadcast run:
+	# the wakeup time of every CPU an expiry woke (coalesce.expiries()).
 	out['lowres-coalesce-halt'] = Scenario(
-		    bcdev='hpet', broadcast=True, arch='x86_64', flavour='halt', plan=PLAN,
-		    no_early=True,
-		    cmdline=['highres=off', 'skew_tick=1', 'tick_broadcast_coalesce_us=2000'] +
+		    bcdev='hpet', broadcast=True, arch='x86_64', flavour='halt',
+		    plan=CONTROL + ['trace:on', 'hist:on', f'lat:bc:{SAMPLES}', 'snap:end',
+				    'hist:off', 'trace:off:bc'],
+		    no_early=True, hist=True,
+		    cmdline=['highres=off', 'skew_tick=1', 'tick_broadcast_coalesce_us=2000',
+			     'tb.events=tick_bc:tick_bc_enter+tick_bc:tick_bc_expire'] +
 		    timerstop('halt'),
 		    doc='low-resolution NOHZ with a 2 ms coalescing window: no CPU '
 			'is woken early, since its tick would run twice')
@@ -511,6 +520,31 @@ def deterministic_checks(c: Dict[str, Stats], b: Dict[str, Stats]) -> List[Check
 	return checks
 
 
+def _hist_check(data: str, p50_us: float) -> Check:
+	"""The hist triggers of the documentation: queued enters counted, the
+	lateness of at most every woken exit (result 1) histogrammed, and its
+	median bucket no later than the run's median timer lateness (p50_us;
+	1 ms at least), which a timestamp on another clock than the events'
+	times would exceed."""
+	def hits(name: str, result: Optional[str] = None) -> int:
+		return sum(n for k, n in guestdata.hist(data, name)
+			   if result is None or k.get('result') == result)
+	queued, woken, late = hits('tick_bc_enter', '0'), hits('tick_bc_exit', '1'), hits('tick_bc_late')
+	log2 = sorted((int(k.get('late_ns', '').rpartition('^')[2] or -1), n)
+		      for k, n in guestdata.hist(data, 'tick_bc_late'))
+	seen, med = 0, None
+	for e, n in log2:
+		seen += n
+		if med is None and 2 * seen >= late:
+			med = e
+	bound = max(p50_us * 1000, 1e6)
+	ok = queued > 0 and 0 < late <= woken and med is not None and 2**med <= bound
+	return Check('hist', ok,
+		     f'{queued} queued enters, {woken} woken exits, {late} lateness samples, '
+		     f'want 0 < samples <= woken exits; median bucket 2^{med} ns, '
+		     f'bound {bound / 1000:.0f} us (timer p50, 1 ms at least)')
+
+
 def splat_lines(console: str) -> List[str]:
 	"""The console's splat lines, up to the guest's power-off (POWER_DOWN)."""
 	return [ln for ln in console.split(POWER_DOWN, 1)[0].splitlines() if SPLAT.search(ln)]
@@ -541,11 +575,15 @@ def verdict(sc: Scenario, status: str, console: str, data: str, timing: bool = T
 			    f'cpuidle driver "{counts.driver}", want "{want}"'))
 	checks += _deep_checks(sc, counts, res)
 	checks.append(_interrupt_check(sc, counts))
-	if sc.no_early and counts.stats is not None:
-		n = counts.stats.get('coalesced', 0)
-		checks.append(Check('no-early', n == 0,
-				    f'{n} CPUs woken early by coalescing, want none '
-				    f'({counts.stats.get("woken", 0)} woken by the broadcast)'))
+	if sc.no_early and tree == 'ours':
+		exps = coalesce.expiries(guestdata.trace(data, 'bc'))
+		early = sum(1 for e in exps for _, t in e['woken'] if t is not None and t > e['now'])
+		woken = sum(len(e['woken']) for e in exps)
+		checks.append(Check('no-early', bool(exps) and not early,
+				    f'{early} of the {woken} CPUs that {len(exps)} traced expiries '
+				    f'woke were woken before their time, want none'))
+	if sc.hist and tree == 'ours':
+		checks.append(_hist_check(data, m.lateness.get('bc', {}).get('p50', 0)))
 	if sc.hotplug:
 		n = int(res.hotplug.get('offlined', 0))
 		checks.append(Check('hotplug', n >= sc.hotplug,

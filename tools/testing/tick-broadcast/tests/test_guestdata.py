@@ -60,14 +60,6 @@ class Parse(unittest.TestCase):
 		assert pct is not None
 		self.assertTrue(0 < pct <= 100)
 
-	def test_stats_delta(self):
-		s = self.res.snaps
-		st = guestdata.stats_delta(s['mid'], s['end'])
-		self.assertTrue(st)
-		self.assertTrue(all(isinstance(v, int) for v in st.values()))
-		self.assertEqual(guestdata.stats_delta(s['mid'], s['mid']),
-				 {k: 0 for k in st})
-
 	def test_raw_samples(self):
 		bc = guestdata.raw(self.data, 'bc')
 		# fixtures keep 40 samples of each CPU's 300
