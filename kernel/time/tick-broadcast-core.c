@@ -231,13 +231,17 @@
  *                                    "on CPU1" would be let
  *                                    go deep with the only
  *                                    broadcast source)
- *                                                          pull: CPU1 owns
- *                                                          nothing, done
+ *                                                          pull: the timer
+ *                                                          was on CPU1, see 6
  *
- * 6) The hrtimer owner goes offline with the timer not moved yet:
- *    tick_bc_pull() moves the timer to the control CPU and clears that
- *    CPU's force bit, since nothing would otherwise program its stopped
- *    local device.
+ * 6) The hrtimer owner goes offline: tick_bc_pull() re-arms the timer on
+ *    the control CPU and clears that CPU's force bit, since nothing would
+ *    otherwise program its stopped local device. It asks where the timer
+ *    was when last armed, as well as where it is: the hotplug code has
+ *    usually moved it already, and on the CPU it went to it runs only
+ *    when that CPU's local device fires. In high resolution mode the move
+ *    reprograms that device; in low resolution mode (highres=off) the
+ *    timer waits for that CPU's tick, which a forced CPU does not have.
  *
  * 7) The last TICK_BROADCAST_OFF in oneshot mode while others sleep: the
  *    device stays armed: shutting it down would strand the sleepers until
@@ -326,6 +330,8 @@ static void bc_arm(struct tick_bc *bc, ktime_t expires, unsigned int cpu)
 {
 	bc->armed = expires;
 	bc->ops->arm(bc, expires, cpu);
+	if (tick_bc_hrtimer(bc))
+		bc->armed_on = bc->ops->owner(bc);
 }
 
 static void force_clear(struct tick_bc *bc, unsigned int cpu)
@@ -412,6 +418,7 @@ void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 		.force = masks + 4 * longs,
 		.early_ok = masks + 5 * longs,
 		.armed = KTIME_MAX,
+		.armed_on = -1,
 		.dev.mode = TICKDEV_MODE_PERIODIC,
 	};
 	memset(masks, 0, TICK_BC_NR_MASKS * longs * sizeof(long));
@@ -842,8 +849,8 @@ void tick_bc_offline(struct tick_bc *bc, unsigned int cpu)
  * @dead_cpu:	the CPU that went offline
  * @this_cpu:	the control CPU, which takes over
  *
- * Only the hrtimer device runs on a CPU; if it was armed there, it is
- * re-armed here. A force bit on the control CPU is dropped: its local
+ * Only the hrtimer device runs on a CPU; if it was there when last armed,
+ * or is there now, it is re-armed here (see 6 at the top of this file). A force bit on the control CPU is dropped: its local
  * device is stopped and nothing would reprogram it, so the caller does.
  *
  * Return: true if the caller must reprogram its local device for its
@@ -853,7 +860,8 @@ bool tick_bc_pull(struct tick_bc *bc, unsigned int dead_cpu, unsigned int this_c
 {
 	bool was_forced;
 
-	if (!tick_bc_owner_busy(bc, dead_cpu))
+	if (!tick_bc_hrtimer(bc) || bc->armed == KTIME_MAX ||
+	    (bc->armed_on != (int)dead_cpu && bc->ops->owner(bc) != (int)dead_cpu))
 		return false;
 
 	was_forced = test_bit(this_cpu, bc->force);

@@ -159,6 +159,8 @@ struct tick_bc_enter_out {
  * @window:	coalescing window (ns): an expiry also wakes the sleepers
  *		of @early_ok due at most this long after it; 0 for none
  * @armed:	what the device is armed for; KTIME_MAX when it is not
+ * @armed_on:	hrtimer device: the CPU ops->owner() gave right after its
+ *		last arming (-1 before any)
  * @forced:	TICK_BROADCAST_FORCE was requested: OFF is ignored from now on
  *
  * The caller serialises every function on one instance (one lock).
@@ -179,6 +181,7 @@ struct tick_bc {
 	unsigned long			*early_ok;
 	u64				window;
 	ktime_t				armed;
+	int				armed_on;
 	bool				forced;
 };
 

@@ -366,6 +366,14 @@ def _scenarios() -> Dict[str, Scenario]:
 		'arm64-hotplug': Scenario(arch='arm64', bcdev='bc_hrtimer', broadcast=True,
 					  owner=True, plan=ARM64_HOTPLUG_PLAN, hotplug=9,
 					  doc='arm64 CPU hotplug, the hrtimer owner included'),
+		# Low resolution NOHZ: the broadcast hrtimer runs from its CPU's
+		# tick, so a CPU the hotplug code moves it to must be able to
+		# tick (the pull's rescue of a forced control CPU).
+		'arm64-lowres-hotplug': Scenario(arch='arm64', bcdev='bc_hrtimer', broadcast=True,
+						 owner=True, plan=ARM64_HOTPLUG_PLAN, hotplug=9,
+						 cmdline=['highres=off'],
+						 doc='arm64 low-resolution NOHZ (highres=off), CPU '
+						     'hotplug, the hrtimer owner included'),
 		# Both kernels still send periodic broadcast ticks there (the
 		# hrtimer emulates the period) to the CPUs the cpuidle driver
 		# turned broadcast on for: IPIs, but no deep entry.
