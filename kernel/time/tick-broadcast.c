@@ -81,8 +81,16 @@
  */
 static __cacheline_aligned_in_smp DEFINE_RAW_SPINLOCK(tick_broadcast_lock);
 static struct tick_bc tick_bc;
-/* The CPUs a broadcast interrupt wakes: the interrupted CPU's own. */
-static DEFINE_PER_CPU(cpumask_var_t, tick_bc_wake);
+/*
+ * The CPUs a broadcast interrupt wakes. The handler fills the mask under
+ * tick_broadcast_lock and sends the IPIs after dropping the lock, with
+ * tick_bc_waking set until they are out. A device's interrupt does not
+ * run on two CPUs at once, but around a device replacement the old
+ * device's late interrupt and the new device's may: the later one waits
+ * for the IPIs of the earlier (bc_lock_wake()).
+ */
+static cpumask_var_t tick_bc_wake;
+static bool tick_bc_waking;
 
 /**
  * struct bc_req - the arming of the broadcast device, decided and written
@@ -279,7 +287,22 @@ static void bc_start_periodic(struct clock_event_device *bcdev)
 	}
 }
 
-/* Send the wake IPIs through the tick device of the first CPU of @mask. */
+/* Take tick_broadcast_lock in a broadcast handler, with tick_bc_wake free. */
+static void bc_lock_wake(void)
+{
+	raw_spin_lock(&tick_broadcast_lock);
+	while (smp_load_acquire(&tick_bc_waking)) {
+		raw_spin_unlock(&tick_broadcast_lock);
+		while (READ_ONCE(tick_bc_waking))
+			cpu_relax();
+		raw_spin_lock(&tick_broadcast_lock);
+	}
+}
+
+/*
+ * Send the wake IPIs through the tick device of the first CPU of @mask,
+ * tick_bc_wake, then free it.
+ */
 static void bc_send_ipis(struct cpumask *mask)
 {
 	unsigned int cpu = cpumask_first(mask);
@@ -287,6 +310,7 @@ static void bc_send_ipis(struct cpumask *mask)
 	lockdep_assert_not_held(&tick_broadcast_lock);
 	if (cpu < nr_cpu_ids)
 		per_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);
+	smp_store_release(&tick_bc_waking, false);
 }
 
 /* This CPU was among the woken: run its own tick handler here. */
@@ -580,11 +604,11 @@ int tick_receive_broadcast(void)
 
 static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 {
-	struct cpumask *wake = *this_cpu_ptr(&tick_bc_wake);
+	struct cpumask *wake = tick_bc_wake;
 	bool local;
 
 	lockdep_assert_irqs_disabled();
-	raw_spin_lock(&tick_broadcast_lock);
+	bc_lock_wake();
 	/*
 	 * Raised before the switch to oneshot mode, handled after it: the
 	 * oneshot expiry re-arms the device for the core, see "Races
@@ -601,6 +625,7 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 		return;
 	}
 	local = tick_bc_periodic_wake(&tick_bc, smp_processor_id(), cpumask_bits(wake));
+	WRITE_ONCE(tick_bc_waking, true);
 	/*
 	 * Periodic mode emulated on a oneshot device: arm the next tick.
 	 * Nothing is deferred in periodic mode (the core arms the device
@@ -840,12 +865,12 @@ static void bc_trace_expire(struct cpumask *wake, bool local, ktime_t now)
 
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 {
-	struct cpumask *wake = *this_cpu_ptr(&tick_bc_wake);
+	struct cpumask *wake = tick_bc_wake;
 	ktime_t now;
 	bool local;
 
 	lockdep_assert_irqs_disabled();
-	raw_spin_lock(&tick_broadcast_lock);
+	bc_lock_wake();
 	/*
 	 * @dev was replaced while this interrupt waited for the lock: the
 	 * replacement re-evaluates every CPU that relies on the broadcast,
@@ -860,6 +885,7 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 	now = ktime_get();
 	local = tick_bc_expire(&tick_bc, smp_processor_id(), now, cpumask_bits(wake));
 	bc_trace_expire(wake, local, now);
+	WRITE_ONCE(tick_bc_waking, true);
 	raw_spin_unlock(&tick_broadcast_lock);
 
 	bc_send_ipis(wake);
@@ -1227,19 +1253,14 @@ void __init tick_broadcast_init(void)
 	size_t stride = cpumask_size();
 	struct timerqueue_node *sleep;
 	unsigned long *masks;
-	unsigned int cpu;
 
 	sleep = kcalloc(nr_cpu_ids, sizeof(*sleep), GFP_NOWAIT);
 	masks = kzalloc(TICK_BC_NR_MASKS * stride, GFP_NOWAIT);
-	if (!sleep || !masks)
+	if (!sleep || !masks || !zalloc_cpumask_var(&tick_bc_wake, GFP_NOWAIT))
 		panic("tick broadcast: no memory for the state of %u CPUs\n", nr_cpu_ids);
 	tick_bc_init(&tick_bc, &tick_bc_ops, nr_cpu_ids, stride / sizeof(long),
 		     sleep, masks, cpumask_bits(cpu_online_mask));
 	tick_bc_set_window(&tick_bc, bc_coalesce_boot_us * NSEC_PER_USEC);
-	for_each_possible_cpu(cpu) {
-		if (!zalloc_cpumask_var(per_cpu_ptr(&tick_bc_wake, cpu), GFP_NOWAIT))
-			panic("tick broadcast: no memory for the wake mask of CPU%u\n", cpu);
-	}
 }
 
 #ifdef CONFIG_TICK_BROADCAST_DEVICES_KUNIT_TEST
