@@ -50,7 +50,9 @@
  * Lockdep checks these rules: every function that needs
  * tick_broadcast_lock or bc_req.lock asserts it, the flush and the wake
  * IPIs assert that tick_broadcast_lock is not held, and the idle and
- * interrupt paths that interrupts are disabled.
+ * interrupt paths that interrupts are disabled. With lockdep, each new
+ * decision also checks that the last one was written or that a CPU that
+ * will write it is still in bc_dev_flush() (bc_req_owe()).
  */
 
 #include <linux/cpu.h>
@@ -170,6 +172,35 @@ static void bc_dev_write(ktime_t expires, unsigned int cpu)
 	bc_set_affinity(bcdev, cpu);
 }
 
+#ifdef CONFIG_LOCKDEP
+/*
+ * Checked with lockdep only: the CPUs that recorded a decision or are in
+ * bc_dev_flush(), until they return from it or sync. While a recorded
+ * decision is not written, one of them is left to write it.
+ */
+static atomic_t bc_req_owing = ATOMIC_INIT(0);
+static DEFINE_PER_CPU(bool, bc_req_owes);
+
+static void bc_req_owe(void)
+{
+	if (!__this_cpu_read(bc_req_owes)) {
+		__this_cpu_write(bc_req_owes, true);
+		atomic_inc(&bc_req_owing);
+	}
+}
+
+static void bc_req_paid(void)
+{
+	if (__this_cpu_read(bc_req_owes)) {
+		__this_cpu_write(bc_req_owes, false);
+		atomic_dec(&bc_req_owing);
+	}
+}
+#else
+static inline void bc_req_owe(void) { }
+static inline void bc_req_paid(void) { }
+#endif
+
 /* The device is up to date after this. */
 static void bc_dev_sync(void)
 {
@@ -183,6 +214,7 @@ static void bc_dev_sync(void)
 		WRITE_ONCE(bc_req.done, seq);
 	}
 	raw_spin_unlock(&bc_req.lock);
+	bc_req_paid();
 }
 
 /* Nothing deferred waits: the device may be touched under the lock. */
@@ -196,6 +228,10 @@ static void bc_dev_assert_synced(void)
 static void bc_req_post(ktime_t expires, unsigned int cpu)
 {
 	lockdep_assert_held(&tick_broadcast_lock);
+	/* The last one is written, or a CPU that will write it is left. */
+	lockdep_assert_once(READ_ONCE(bc_req.done) == raw_read_seqcount(&bc_req.seq) ||
+			    atomic_read(&bc_req_owing) || raw_spin_is_locked(&bc_req.lock));
+	bc_req_owe();
 	write_seqcount_begin(&bc_req.seq);
 	bc_req.expires = expires;
 	bc_req.cpu = cpu;
@@ -217,13 +253,14 @@ static void bc_dev_flush(void)
 
 	lockdep_assert_irqs_disabled();
 	lockdep_assert_not_held(&tick_broadcast_lock);
+	bc_req_owe();
 	for (;;) {
 		/* Orders our decision or unlock before the check; see above. */
 		smp_mb();
 		if (READ_ONCE(bc_req.done) == raw_read_seqcount(&bc_req.seq))
-			return;
+			break;
 		if (!raw_spin_trylock(&bc_req.lock))
-			return;
+			break;
 		do {
 			seq = read_seqcount_begin(&bc_req.seq);
 			expires = bc_req.expires;
@@ -235,6 +272,7 @@ static void bc_dev_flush(void)
 		}
 		raw_spin_unlock(&bc_req.lock);
 	}
+	bc_req_paid();
 }
 #endif /* CONFIG_TICK_ONESHOT */
 

@@ -54,9 +54,10 @@ Where the time goes: one more hpet-halt boot per run and kernel traces
 the same generic events on both kernels (hops.py) and splits the late
 wakeups into hops.
 
-Coalescing (--part coalesce runs only this): hpet-halt again, the base
-and ours with each coalescing window W of COALESCE_W_US set on the
-command line (tick_broadcast_coalesce_us=), traced during the lateness
+Coalescing (--part coalesce runs only this): hpet-halt (and arm64-halt)
+again under ICOUNT, the base and ours with each coalescing window W of
+COALESCE_W_US set on the command line (tick_broadcast_coalesce_us=),
+traced during the lateness
 run with the generic events plus, on ours, tick_bc_enter and
 tick_bc_expire. One row per kernel and W: broadcast interrupts, LOC
 interrupts, wake IPIs and early wakes per second, how early (coalesce.py,
@@ -283,15 +284,16 @@ def trace_boot(tree: str, label: str, outroot: Path, seed: int) -> Figures:
 
 def coalesce_boot(tree: str, w_us: int, label: str, outroot: Path, seed: int,
 		  arch: str = workspace.ARCH) -> Figures:
-	"""One traced halt-flavour boot; ours with coalescing window w_us."""
+	"""One traced halt-flavour boot under ICOUNT; ours with coalescing
+	window w_us."""
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
 	cmdline = HALT + [COALESCE_EVENTS]
 	if tree == 'ours':
 		cmdline.append(f'tick_broadcast_coalesce_us={w_us}')
 	b = qemu.boot(qemu.Boot(kernel=workspace.kernel_image(tree, arch=arch), plan=COALESCE_PLAN,
-				outdir=out, cmdline=cmdline, timeout=300, seed=seed,
-				what=f'bench {label}', arch=arch))
+				outdir=out, cmdline=cmdline, timeout=600, seed=seed,
+				qemu=list(ICOUNT), what=f'bench {label}', arch=arch))
 	data, secs = b.data, b.secs
 	m = boot_metrics(b.status, b.console, data)
 	m['secs'] = secs
@@ -725,8 +727,9 @@ def coalesce_table(raw: Dict[Union[str, int], List[Figures]], runs: int,
 		rows.append(row)
 	what = ('hpet-halt' if arch == 'x86_64' else
 		'arm64-halt (bc irqs: the hrtimer device\'s bc_handler runs, no LOC)')
-	return table(f'== coalescing: {what}, W by tick_broadcast_coalesce_us=, traced, {runs} '
-		     'runs each, medians; per 100 = per 100 tbprobe sleeps ==', rows,
+	return table(f'== coalescing: {what}, W by tick_broadcast_coalesce_us=, traced, '
+		     f'deterministic, {runs} runs each, medians; per 100 = per 100 tbprobe sleeps ==',
+		     rows,
 		     ['kernel', 'bc irqs/s', 'bc irqs per 100', '/base', 'LOC per 100', '/base',
 		      'wake IPIs per 100', 'early wakes per 100', 'early p50/p90/max (us)',
 		      'early > W', 'late p50 (us)', 'late p99 (us)', 'p99/base', 'expiries/optimum'])

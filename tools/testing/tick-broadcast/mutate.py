@@ -68,13 +68,16 @@ KUNIT_TIMEOUT = 120	# seconds; the suites take under 10 when nothing hangs
 @dataclass(frozen=True)
 class Mutant:
 	"""Replace old (exactly once in path) by new; boot: the scenarios
-	that judge it (a live mutant), else the KUnit suites do."""
+	that judge it (a live mutant), else the KUnit suites do; variant:
+	the kernel a live mutant is built into (debug: lockdep's checks, no
+	lateness bounds)."""
 	id: str
 	path: str
 	what: str
 	old: str
 	new: str
 	boot: Tuple[str, ...] = ()
+	variant: str = ''
 
 
 MUTANTS = [
@@ -186,7 +189,14 @@ MUTANTS = [
 	       '\t\t\t\t       armed && expires <= next);\n'),
 	Mutant('flush-no-recheck', GLUE,
 	       'the deferred write does not re-check for newer requests after unlocking',
-	       '\t\traw_spin_unlock(&bc_req.lock);\n\t}\n}', '\t\traw_spin_unlock(&bc_req.lock);\n\t\treturn;\n\t}\n}'),
+	       '\t\traw_spin_unlock(&bc_req.lock);\n\t}\n\tbc_req_paid();\n}',
+	       '\t\traw_spin_unlock(&bc_req.lock);\n\t\tbreak;\n\t}\n\tbc_req_paid();\n}'),
+	# the same break in the debug kernel: lockdep's check of the hand-off
+	Mutant('flush-no-recheck-lockdep', GLUE,
+	       'the deferred write does not re-check (seen by lockdep, debug kernel)',
+	       '\t\traw_spin_unlock(&bc_req.lock);\n\t}\n\tbc_req_paid();\n}',
+	       '\t\traw_spin_unlock(&bc_req.lock);\n\t\tbreak;\n\t}\n\tbc_req_paid();\n}',
+	       boot=('hpet-irqoff', 'hotplug-irqoff'), variant='debug'),
 	Mutant('enter-no-flush', GLUE, 'enter records an arming and never writes it',
 	       '\tif (out.armed)\n\t\tbc_dev_flush();\n', ''),
 	Mutant('expiry-no-flush', GLUE, 'expiry re-arms and never writes it',
@@ -284,8 +294,9 @@ def scratch_dir() -> Path:
 	return workspace.workdir() / 'mutate'
 
 
-def make_scratch(ours: Path) -> Path:
-	"""The scratch tree: ours hard-linked, its build directory copied.
+def make_scratch(ours: Path, variants: Iterable[str] = ('',)) -> Path:
+	"""The scratch tree: ours hard-linked, its build directories (of
+	variants) copied.
 
 	The series' files are copied rather than linked: preparing the ours
 	tree rewrites them in place, which would change the scratch tree
@@ -300,13 +311,13 @@ def make_scratch(ours: Path) -> Path:
 	if scratch.exists():
 		shutil.rmtree(scratch)
 	log(f'mutate: scratch tree {scratch} (hard links to {ours})')
-	build = workspace.build_dir_name()
 	subprocess.run(['cp', '-al', str(ours), str(scratch)], check=True)
 	for d in scratch.glob('.build-*'):
 		shutil.rmtree(d)
 	if uml.exists():
 		uml.rename(scratch / UML_BUILD)
-	subprocess.run(['cp', '-a', str(ours / build), str(scratch / build)], check=True)
+	for build in sorted({workspace.build_dir_name(v) for v in variants}):
+		subprocess.run(['cp', '-a', str(ours / build), str(scratch / build)], check=True)
 	stamp = ours / '.tb-series-files'
 	for p in stamp.read_text().split() if stamp.exists() else []:
 		if (ours / p).exists():
@@ -349,10 +360,11 @@ def results(json_path: Path, logtext: str) -> Tuple[List[str], str]:
 	return failed, done.group(1) if done else 'incomplete'
 
 
-def x86_build(scratch: Path, logdir: Path) -> bool:
-	cmd = ['make', 'ARCH=x86_64', f'O={workspace.build_dir_name()}',
+def x86_build(scratch: Path, logdir: Path, variant: str = '') -> bool:
+	cmd = ['make', 'ARCH=x86_64', f'O={workspace.build_dir_name(variant)}',
 	       f'--jobs={workspace.JOBS}', 'CC=ccache gcc', 'bzImage']
-	rc, _ = run_logged(cmd, logdir / 'build-x86_64.log', 'mutate: x86_64 build',
+	label = '-'.join(['x86_64'] + ([variant] if variant else []))
+	rc, _ = run_logged(cmd, logdir / f'build-{label}.log', f'mutate: {label} build',
 			   cwd=scratch, env=workspace.build_env())
 	return rc == 0
 
@@ -381,32 +393,34 @@ def uml_kunit(scratch: Path, logdir: Path) -> Optional[Tuple[List[str], str]]:
 	return results(js, text)
 
 
-def boot_stage(scratch: Path, logdir: Path,
-	       names: Sequence[str]) -> Optional[Tuple[List[str], str]]:
-	"""Boot scenarios names on the scratch tree's x86_64 kernel: (failed
-	checks as scenario:check, note); None if the build failed."""
-	if not x86_build(scratch, logdir):
+def boot_stage(scratch: Path, logdir: Path, names: Sequence[str],
+	       variant: str = '') -> Optional[Tuple[List[str], str]]:
+	"""Boot scenarios names on the scratch tree's x86_64 kernel (of
+	variant): (failed checks as scenario:check, note); None if the build
+	failed."""
+	if not x86_build(scratch, logdir, variant):
 		return None
-	image = scratch / workspace.build_dir_name() / ARCHES['x86_64'].image
+	image = scratch / workspace.build_dir_name(variant) / ARCHES['x86_64'].image
 	failed, notes = [], []
 	for name in names:
 		sc = scenarios.SCENARIOS[name]
 		out = logdir / name
 		b = runs.boot_scenario(image, sc, out, what=f'mutate {name}')
-		checks, _, _ = runs.judge('ours', sc, out, b, True)
+		checks, _, _ = runs.judge('ours', sc, out, b, not variant)
 		bad = [(c.name, c.detail) for c in checks if not c.ok]
 		failed += [f'{name}:{c}' for c, _ in bad]
 		notes += [f'{name} {c}: {d}' for c, d in bad]
 	return failed, '; '.join(notes) or 'every check passed'
 
 
-def run_stages(scratch: Path, logdir: Path, core: bool,
-	       boot: Sequence[str] = ()) -> Tuple[str, List[str], str]:
+def run_stages(scratch: Path, logdir: Path, core: bool, boot: Sequence[str] = (),
+	       variant: str = '') -> Tuple[str, List[str], str]:
 	"""(stage that caught it or '', failed cases, note) for the tree as it is;
-	boot: the scenarios of a live mutant (see boot_stage())."""
+	boot, variant: the scenarios and kernel of a live mutant (see
+	boot_stage())."""
 	logdir.mkdir(parents=True, exist_ok=True)
 	if boot:
-		res = boot_stage(scratch, logdir, boot)
+		res = boot_stage(scratch, logdir, boot, variant)
 		if res is None:
 			return 'error', [], 'x86_64 build failed'
 		return ('boot' if res[0] else ''), res[0], res[1]
@@ -473,15 +487,20 @@ def main() -> int:
 	if errors:
 		die('the mutant list does not match the ours tree:\n' + '\n'.join(errors))
 
-	scratch = make_scratch(ours)
+	variants = sorted({m.variant for m in mutants} | {''})
+	for v in variants:
+		if not workspace.kernel_image('ours', v).exists():
+			die(f'build the ours tree first: tb.py build ours --variant={v}')
+	scratch = make_scratch(ours, variants)
 	shutil.rmtree(OUT, ignore_errors=True)
-	live = sorted({n for m in mutants for n in m.boot})
 	stage = ''
 	# the KUnit stages only for mutants that KUnit judges
 	if any(not m.boot for m in mutants):
 		stage, cases, note = run_stages(scratch, OUT / 'unmutated', core=True)
-	if not stage and live:
-		stage, cases, note = run_stages(scratch, OUT / 'unmutated', False, live)
+	for v in variants:
+		live = sorted({n for m in mutants if m.variant == v for n in m.boot})
+		if not stage and live:
+			stage, cases, note = run_stages(scratch, OUT / 'unmutated', False, live, v)
 	if stage:
 		die(f'the unmutated tree fails ({stage}): {short(cases) or note}; see {OUT}/unmutated')
 	log(f'mutate: the unmutated tree passes ({note}); {len(mutants)} mutants')
@@ -494,7 +513,7 @@ def main() -> int:
 		write_new(scratch / m.path, text.replace(m.old, m.new, 1).encode())
 		try:
 			stage, cases, note = run_stages(scratch, OUT / m.id, m.path in (CORE, CORE_H),
-							m.boot)
+							m.boot, m.variant)
 		finally:
 			restore(scratch, ours, [m.path])
 		rows.append((m, stage, cases, note, time.time() - t0))
