@@ -611,6 +611,8 @@ bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu, bool earl
 		return false;
 	if (device_armed) {
 		bc->armed = next_period;
+		if (tick_bc_hrtimer(bc))
+			bc->armed_on = bc->ops->owner(bc);
 		return false;
 	}
 	bc_arm(bc, next_period, this_cpu);

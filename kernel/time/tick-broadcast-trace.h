@@ -89,8 +89,9 @@ DEFINE_EVENT_PRINT(tick_bc_idle, tick_bc_exit,
 );
 
 /*
- * tick_bc_program - the broadcast device was (re)programmed
- * @expires:	when it fires; 0 re-evaluates every sleeper at once
+ * tick_bc_program - the broadcast decided to (re)arm its device; the
+ *		write may follow after tick_broadcast_lock is dropped
+ * @expires:	when it is to fire; 0 re-evaluates every sleeper at once
  * @cpu:	the CPU its interrupt is steered to, where it can be steered
  */
 TRACE_EVENT(tick_bc_program,
@@ -115,7 +116,7 @@ TRACE_EVENT(tick_bc_program,
 /*
  * tick_bc_expire - the oneshot broadcast device fired
  * @now:	the time of the expiry
- * @woken:	the CPUs woken, the handling CPU included
+ * @woken:	the CPUs woken, the handling CPU included if it was due
  * @next:	what the device is armed for now, KTIME_MAX for nothing
  */
 TRACE_EVENT(tick_bc_expire,

@@ -193,12 +193,25 @@ static void bc_req_paid(void)
 {
 	if (__this_cpu_read(bc_req_owes)) {
 		__this_cpu_write(bc_req_owes, false);
+		/* Orders our write of bc_req.done before it. */
+		smp_mb__before_atomic();
 		atomic_dec(&bc_req_owing);
 	}
+}
+
+/* The last decision is written, or a CPU that will write it is left. */
+static void bc_req_assert_owned(void)
+{
+	int owing = atomic_read(&bc_req_owing);
+
+	/* The last payer wrote bc_req.done before paying. */
+	smp_rmb();
+	lockdep_assert_once(owing || READ_ONCE(bc_req.done) == raw_read_seqcount(&bc_req.seq));
 }
 #else
 static inline void bc_req_owe(void) { }
 static inline void bc_req_paid(void) { }
+static inline void bc_req_assert_owned(void) { }
 #endif
 
 /* The device is up to date after this. */
@@ -228,9 +241,7 @@ static void bc_dev_assert_synced(void)
 static void bc_req_post(ktime_t expires, unsigned int cpu)
 {
 	lockdep_assert_held(&tick_broadcast_lock);
-	/* The last one is written, or a CPU that will write it is left. */
-	lockdep_assert_once(READ_ONCE(bc_req.done) == raw_read_seqcount(&bc_req.seq) ||
-			    atomic_read(&bc_req_owing) || raw_spin_is_locked(&bc_req.lock));
+	bc_req_assert_owned();
 	bc_req_owe();
 	write_seqcount_begin(&bc_req.seq);
 	bc_req.expires = expires;
