@@ -338,6 +338,7 @@ static void bc_start_periodic(struct clock_event_device *bcdev)
 
 /* Take tick_broadcast_lock in a broadcast handler, with tick_bc_wake free. */
 static void bc_lock_wake(void)
+	__acquires(&tick_broadcast_lock)
 {
 	raw_spin_lock(&tick_broadcast_lock);
 	while (smp_load_acquire(&tick_bc_waking)) {
