@@ -852,8 +852,9 @@ void tick_bc_offline(struct tick_bc *bc, unsigned int cpu)
  * @this_cpu:	the control CPU, which takes over
  *
  * Only the hrtimer device runs on a CPU; if it was there when last armed,
- * or is there now, it is re-armed here (see 6 at the top of this file). A force bit on the control CPU is dropped: its local
- * device is stopped and nothing would reprogram it, so the caller does.
+ * or is there now, it is re-armed here (see 6 at the top of this file).
+ * A force bit on the control CPU is dropped: its local device is stopped
+ * and nothing would reprogram it, so the caller does.
  *
  * Return: true if the caller must reprogram its local device for its
  * next event.

@@ -36,9 +36,10 @@ struct tick_bc_ops {
 
 /*
  * The results of tick_bc_enter() and the actions of tick_bc_exit(), in
- * order, each with its name, for code that prints them. A user defines tick_bc_name(e, name) and, for the last
- * entry, tick_bc_name_end(e, name) (__print_symbolic() needs a list
- * without a trailing comma), then expands the list.
+ * order, each with its name, for code that prints them. A user defines
+ * tick_bc_name(e, name) and, for the last entry, tick_bc_name_end(e, name)
+ * (__print_symbolic() needs a list without a trailing comma), then
+ * expands the list.
  *
  * Enter results:
  *

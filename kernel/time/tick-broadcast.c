@@ -341,6 +341,7 @@ static void bc_lock_wake(void)
 	__acquires(&tick_broadcast_lock)
 {
 	raw_spin_lock(&tick_broadcast_lock);
+	/* Pairs with the release in bc_send_ipis(): those IPIs are out. */
 	while (smp_load_acquire(&tick_bc_waking)) {
 		raw_spin_unlock(&tick_broadcast_lock);
 		while (READ_ONCE(tick_bc_waking))
@@ -360,6 +361,7 @@ static void bc_send_ipis(struct cpumask *mask)
 	lockdep_assert_not_held(&tick_broadcast_lock);
 	if (cpu < nr_cpu_ids)
 		per_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);
+	/* Pairs with the acquire in bc_lock_wake(): done with @mask. */
 	smp_store_release(&tick_bc_waking, false);
 }
 

@@ -146,14 +146,14 @@ static bool wait_bc_idle(void)
 	return !bc || READ_ONCE(bc->next_event) == KTIME_MAX;
 }
 
-/* Other CPUs keep the device armed: the script cannot expect its arming. */
-#define SKIP_UNLESS_BC_IDLE(test)						\
-	do {									\
-		if (!wait_bc_idle()) {						\
-			trace_detach(test);					\
-			kunit_skip(test, "other CPUs keep the broadcast device armed"); \
-		}								\
-	} while (0)
+/* False, with the probes detached, if other CPUs keep the device armed. */
+static bool bc_idle_or_detach(struct kunit *test)
+{
+	if (wait_bc_idle())
+		return true;
+	trace_detach(test);
+	return false;
+}
 
 static struct rec *rec_at(int i)
 {
@@ -205,7 +205,8 @@ static void trace_enter_exit_early(struct kunit *test)
 	ktime_t t, done;
 
 	KUNIT_ASSERT_EQ(test, trace_attach(test), 0);
-	SKIP_UNLESS_BC_IDLE(test);
+	if (!bc_idle_or_detach(test))
+		kunit_skip(test, "other CPUs keep the broadcast device armed");
 
 	for (tries = 0; ; tries++) {
 		local_irq_save(flags);
@@ -268,7 +269,8 @@ static void trace_owner_enter_is_refused(struct kunit *test)
 	int ret;
 
 	KUNIT_ASSERT_EQ(test, trace_attach(test), 0);
-	SKIP_UNLESS_BC_IDLE(test);
+	if (!bc_idle_or_detach(test))
+		kunit_skip(test, "other CPUs keep the broadcast device armed");
 
 	local_irq_save(flags);
 	local = script_cpu_on(true, &why);
@@ -318,7 +320,8 @@ static void trace_enter_expire_exit(struct kunit *test)
 	ktime_t t, t_wait;
 
 	KUNIT_ASSERT_EQ(test, trace_attach(test), 0);
-	SKIP_UNLESS_BC_IDLE(test);
+	if (!bc_idle_or_detach(test))
+		kunit_skip(test, "other CPUs keep the broadcast device armed");
 
 	local_irq_save(flags);
 	local = script_cpu(&why);
