@@ -326,12 +326,18 @@ static struct timerqueue_node *sleep_first(struct tick_bc *bc)
 	return node;
 }
 
+/* Where the hrtimer device is right after its arming, for tick_bc_pull(). */
+static void note_armed_on(struct tick_bc *bc)
+{
+	if (tick_bc_hrtimer(bc))
+		bc->armed_on = bc->ops->owner(bc);
+}
+
 static void bc_arm(struct tick_bc *bc, ktime_t expires, unsigned int cpu)
 {
 	bc->armed = expires;
 	bc->ops->arm(bc, expires, cpu);
-	if (tick_bc_hrtimer(bc))
-		bc->armed_on = bc->ops->owner(bc);
+	note_armed_on(bc);
 }
 
 static void force_clear(struct tick_bc *bc, unsigned int cpu)
@@ -611,8 +617,7 @@ bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu, bool earl
 		return false;
 	if (device_armed) {
 		bc->armed = next_period;
-		if (tick_bc_hrtimer(bc))
-			bc->armed_on = bc->ops->owner(bc);
+		note_armed_on(bc);
 		return false;
 	}
 	bc_arm(bc, next_period, this_cpu);
