@@ -14,6 +14,7 @@ port); guest/tbprobe.c writes the lateness lines. Formats:
   @@raw NAME cpu=C V,V,...       every sample of a lateness run (ns)
   @@hotplug rounds= offlined= online=
   @@s2idle tries= ok=
+  @@s3 tries= ok=
   @@busy lost=N                  refusals of the broadcast entry point, then
   @@busy cpu=C ret=R n=N         per CPU and return value (guest/init busy)
   @@ipis lost=N                  the wake IPIs sent, then
@@ -89,6 +90,7 @@ class Report:
 	end, begin	whether the plan ran to its end, and began
 	hotplug		@@hotplug rounds= offlined= online= ({}: none)
 	s2idle		@@s2idle tries= ok= ({}: none)
+	s3		@@s3 tries= ok= ({}: none)
 	busy		{(cpu, return value): count} of the broadcast entry
 			point (None: no @@busy line at all)
 	ipis		{mask: sends} of the broadcast's wake IPIs (None: no
@@ -105,6 +107,7 @@ class Report:
 	begin: bool = False
 	hotplug: Dict[str, str] = field(default_factory=dict)
 	s2idle: Dict[str, str] = field(default_factory=dict)
+	s3: Dict[str, str] = field(default_factory=dict)
 	busy: Optional[Dict[Tuple[int, int], int]] = None
 	ipis: Optional[Dict[int, int]] = None
 	ipis_lost: int = 0
@@ -141,12 +144,9 @@ def parse(data: str) -> Report:
 				res.lat.setdefault(f[1], {})[cpu] = {
 					k: float(v) for k, v in kv.items()}
 			continue
-		if line.startswith(('@@hotplug ', '@@s2idle ')):
+		if line.startswith(('@@hotplug ', '@@s2idle ', '@@s3 ')):
 			f = line.split()
-			if f[0] == '@@hotplug':
-				res.hotplug = _kv(f[1:])
-			else:
-				res.s2idle = _kv(f[1:])
+			setattr(res, f[0][2:], _kv(f[1:]))
 			continue
 		if line.startswith('@@busy '):
 			kv = _kv(line.split()[1:])

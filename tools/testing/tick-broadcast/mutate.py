@@ -259,6 +259,11 @@ MUTANTS = [
 	       '\tcpu = cpumask_first(mask);\n'
 	       '\tif (cpu < nr_cpu_ids)\n\t\tper_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);\n',
 	       boot=('det-hpet-halt',)),
+	# ---------------------------------------- live: suspend to RAM
+	Mutant('suspend-behind-the-core', GLUE,
+	       'suspend shuts the broadcast device down and the core still thinks it armed',
+	       '\t\tbc_shutdown(bc_dev(), true);\n', '\t\tclockevents_shutdown(bc_dev());\n',
+	       boot=('s3-halt',)),
 	# ---------------------------------------- live: woken early
 	Mutant('coalesce-lowres-tick', GLUE,
 	       'a CPU with a low-resolution tick may be woken early (handles a tick twice)',

@@ -35,7 +35,9 @@ guest measured (guestdata.py):
                probe, guest/init busy)
   refused      arm64 periodic: every deep entry refused (none entered,
                >= MIN_DEEP refusals)
-  hotplug, s2idle        the CPU offline / suspend cycles all happened
+  hotplug, s2idle, s3    the CPU offline / suspend cycles all happened
+  s3-wakeups   every sleep of the soak that ran across the suspends to RAM
+               woke (sleeps == wakeups, no sleeper stuck: a lost wakeup)
   hotplug-lateness       p99 lateness during the hotplug storm <= 2 s
   lateness               p99(bc) <= LAT_FACTOR * p99(control) + LAT_SLACK_US
   lateness-median        p50(bc) <= LAT_P50_FACTOR * p50(control) + LAT_P50_SLACK_US
@@ -193,6 +195,13 @@ HOTPLUG_PLAN = CONTROL + ['hotplug:3', f'lat:hotplug:{SAMPLES}', 'wait', 'snap:m
 # suspended and resumed; the host wakes the guest with a key press), then
 # the lateness run.
 S2IDLE_PLAN = CONTROL + ['s2idle:3', f'lat:bc:{SAMPLES}', 'snap:end']
+# Three suspends to RAM (S3: non-boot CPUs offline and back, the broadcast
+# device suspended and resumed, the firmware's resume path) with every CPU
+# sleeping on the broadcast before, between and after them (the soak
+# counts lost wakeups), then the lateness run; cpuidle's counters restart
+# at re-online, so snap:mid is taken again.
+S3_PLAN = CONTROL + ['soak:start:s3', 'sleep:2', 's3:3', 'sleep:2', 'soak:stop', 'snap:mid',
+		     f'lat:bc:{SAMPLES}', 'snap:end']
 # arm64: the same runs, with the broadcast entry point's refusals counted
 # (busy:on/off) during the broadcast run; the hotplug storm there has no
 # interrupt to steer: the hrtimer broadcast lives on whichever CPU armed
@@ -244,6 +253,8 @@ class Scenario:
 	refused		arm64 periodic: every deep entry refused, none entered
 	hotplug		CPU offline operations wanted (0: no hotplug check)
 	s2idle		suspend-to-idle cycles wanted (0: no check)
+	s3		suspend-to-RAM cycles wanted (0: no check), and no
+			wakeup lost by the soak across them
 	no_early	no CPU may be woken early by coalescing
 	hist		ours: the documentation's hist triggers count the
 			enters and woken exits and histogram their lateness
@@ -276,6 +287,7 @@ class Scenario:
 	refused: bool = False
 	hotplug: int = 0
 	s2idle: int = 0
+	s3: int = 0
 	no_early: bool = False
 	hist: bool = False
 	deterministic: bool = False
@@ -412,6 +424,14 @@ def _scenarios() -> Dict[str, Scenario]:
 			out[f'{name}-{flavour}'] = replace(sc, flavour=flavour,
 							   cmdline=sc.cmdline + timerstop(flavour))
 	out.update(real)
+	# Suspend to RAM: one flavour (the halt one, whose CPUs wake from
+	# their deep state by interrupt as on hardware).
+	out['s3-halt'] = Scenario(bcdev='hpet', broadcast=True, plan=S3_PLAN, s3=3,
+				  flavour='halt', timeout=240,
+				  cmdline=['no_console_suspend'] + timerstop('halt'),
+				  qemu=['-global', 'ICH9-LPC.disable_s3=0'],
+				  doc='suspend to RAM (ACPI S3) and back, every CPU sleeping on '
+				      'the HPET broadcast across it')
 	# The base's periodic broadcast holds tick_broadcast_lock while it
 	# sends the IPIs to every CPU of the halt flavour, each of which
 	# then takes the lock on its way out. On a loaded host a vCPU that
@@ -605,6 +625,10 @@ def verdict(sc: Scenario, status: str, console: str, data: str, timing: bool = T
 		n = int(res.s2idle.get('ok', 0))
 		checks.append(Check('s2idle', n >= sc.s2idle,
 				    f'{n} suspend-to-idle cycles, want {sc.s2idle}'))
+	if sc.s3:
+		n = int(res.s3.get('ok', 0))
+		checks.append(Check('s3', n >= sc.s3, f'{n} suspend-to-RAM cycles, want {sc.s3}'))
+		checks.append(soak_check(res, 's3', 's3-wakeups'))
 	if not timing:
 		pass
 	elif sc.deterministic:
@@ -614,6 +638,17 @@ def verdict(sc: Scenario, status: str, console: str, data: str, timing: bool = T
 	else:
 		checks.append(Check('lateness', False, 'no lateness results'))
 	return checks, m
+
+
+def soak_check(res: Report, run: str, name: str) -> Check:
+	"""Every sleep of the soak run woke: no wakeup lost."""
+	a = res.soak.get(run, {}).get('all')
+	if not a:
+		return Check(name, False, f'no soak counts for the {run} run')
+	return Check(name, a['sleeps'] == a['wakeups'] and not a['stuck'],
+		     f'{a["sleeps"]:.0f} sleeps, {a["wakeups"]:.0f} wakeups, '
+		     f'{a["stuck"]:.0f} stuck, {a.get("suspended", 0):.0f} across a suspend' +
+		     (f': {res.stuck[:2]}' if res.stuck else ''))
 
 
 def refusals(res: Report) -> Dict[int, int]:

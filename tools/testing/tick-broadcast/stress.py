@@ -181,16 +181,9 @@ def verdict(sc: Scenario, status: str, console: str, data: str, timing: bool = T
 	s = Summary(races=len(races), splats=len(splats))
 	for run in ('control', 'stress'):
 		a = soak.get(run, {}).get('all')
+		checks.append(scenarios.soak_check(res, run, f'{run}-wakeups'))
 		if not a:
-			checks.append(Check(f'{run}-wakeups', False,
-					    f'no soak counts for the {run} run'))
 			continue
-		ok = a['sleeps'] == a['wakeups'] and not a['stuck']
-		checks.append(Check(f'{run}-wakeups', ok,
-				    f'{a["sleeps"]:.0f} sleeps, {a["wakeups"]:.0f} wakeups, '
-				    f'{a["stuck"]:.0f} stuck, {a.get("suspended", 0):.0f} '
-				    'across a suspend' +
-				    (f': {res.stuck[:2]}' if res.stuck else '')))
 		if run == 'control':
 			s.control = a
 		else:
