@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Firmware tables that give the kernel's own cpuidle drivers their states.
 
-The test driver (cpuidle-timerstop) needs nothing from the firmware; the
+The test driver (test_timerstop) needs nothing from the firmware; the
 drivers real machines use take their idle states from it:
 
   arm64   cpuidle-psci ("psci_idle"): idle states in the device tree,
@@ -58,7 +58,7 @@ What QEMU TCG (7.2) refuses, so that nobody tries it again blind:
     bits in CPU_SUSPEND. Only a guest with its own EL3 firmware (-M
     virt,secure=on and TF-A) could try it.
 
-Why the test driver (cpuidle-timerstop) stays beside these: in the real
+Why the test driver (test_timerstop) stays beside these: in the real
 drivers' states under QEMU nothing stops the local timer but the
 broadcast code itself, which shuts the local device down on enter;
 QEMU's arch timer and LAPIC keep counting through wfi and port reads,

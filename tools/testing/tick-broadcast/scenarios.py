@@ -214,7 +214,7 @@ EBUSY = -16
 
 def timerstop(flavour: str) -> List[str]:
 	"""The kernel command line that turns the test driver's deep state on."""
-	return ['cpuidle_timerstop.enable=1', f'cpuidle_timerstop.flavour={flavour}']
+	return ['test_timerstop.enable=1', f'test_timerstop.flavour={flavour}']
 
 
 def keep_shallow(plan: Sequence[str]) -> List[str]:

@@ -59,7 +59,7 @@ BOOT_BUILD_DIR = '.build-steps-boot-x86_64'
 BOOT_SCENARIOS = ('det-hpet-halt', 'periodic-halt', 'pit-halt')
 # What the scenario needs of a step's tree, and what that is.
 BOOT_NEEDS = {
-	'drivers/cpuidle/cpuidle-timerstop.c':
+	'kernel/time/test_timerstop.c':
 		'the test cpuidle driver, whose timer-stopping state the scenario sleeps in',
 }
 

@@ -113,7 +113,7 @@ class Scenarios(unittest.TestCase):
 			if sc.firmware:
 				self.assertIn(sc.firmware, firmware.FIRMWARE)
 				self.assertEqual(firmware.FIRMWARE[sc.firmware][0], sc.arch)
-				self.assertNotIn('cpuidle_timerstop.enable=1', sc.cmdline)
+				self.assertNotIn('test_timerstop.enable=1', sc.cmdline)
 				self.assertIn('deep:off:2', sc.plan)
 
 

@@ -20,8 +20,8 @@ class BootMissing(unittest.TestCase):
 		self.assertEqual(seriessteps.boot_missing(lambda path: True), '')
 
 	def test_a_tree_without_the_driver_says_what_it_lacks(self):
-		why = seriessteps.boot_missing(lambda path: path != 'drivers/cpuidle/cpuidle-timerstop.c')
-		self.assertIn('no drivers/cpuidle/cpuidle-timerstop.c yet', why)
+		why = seriessteps.boot_missing(lambda path: path != 'kernel/time/test_timerstop.c')
+		self.assertIn('no kernel/time/test_timerstop.c yet', why)
 		self.assertIn('test cpuidle driver', why)
 
 	def test_every_file_missing_is_named(self):
@@ -91,7 +91,7 @@ class StepFragment(unittest.TestCase):
 	"""Early steps get the KUnit fragment without the symbols that later
 	patches add."""
 
-	FRAGMENT = ('# the test driver\nCONFIG_CPU_IDLE_TIMERSTOP=y\nCONFIG_SMP=y\n'
+	FRAGMENT = ('# the test driver\nCONFIG_TEST_TIMERSTOP=y\nCONFIG_SMP=y\n'
 		    '# CONFIG_TICK_BROADCAST_DEVICES_KUNIT_TEST is not set\n')
 
 	def test_unknown_symbols_are_left_out(self):
@@ -99,7 +99,7 @@ class StepFragment(unittest.TestCase):
 		self.assertEqual(got, '# the test driver\nCONFIG_SMP=y\n')
 
 	def test_known_symbols_are_kept(self):
-		got = seriessteps.known_lines(self.FRAGMENT, {'SMP', 'CPU_IDLE_TIMERSTOP',
+		got = seriessteps.known_lines(self.FRAGMENT, {'SMP', 'TEST_TIMERSTOP',
 							     'TICK_BROADCAST_DEVICES_KUNIT_TEST'})
 		self.assertEqual(got, self.FRAGMENT)
 

@@ -40,8 +40,8 @@ class Configs(unittest.TestCase):
 		added = [args[i + 1] for i, a in enumerate(args) if a == '--kconfig_add']
 		self.assertEqual(kunitconfigs, [str(workspace.CONFIGS / 'base.kunitconfig'),
 						str(workspace.CONFIGS / 'x86_64.config')])
-		self.assertIn('# CONFIG_CPU_IDLE_TIMERSTOP is not set', added)
-		self.assertIn('CONFIG_CPU_IDLE_TIMERSTOP=y',
+		self.assertIn('# CONFIG_TEST_TIMERSTOP is not set', added)
+		self.assertIn('CONFIG_TEST_TIMERSTOP=y',
 			      (workspace.CONFIGS / 'x86_64.config').read_text())
 		_, args = workspace.kunit_args('ours', 'acpi')
 		self.assertIn('CONFIG_ACPI_PROCESSOR=y', args)
@@ -57,7 +57,7 @@ class Configs(unittest.TestCase):
 		import scenarios
 		arm64 = (workspace.CONFIGS / 'arm64.config').read_text()
 		self.assertIn('CONFIG_ARM_PSCI_CPUIDLE=y', arm64)
-		self.assertIn('CONFIG_CPU_IDLE_TIMERSTOP=y', arm64)
+		self.assertIn('CONFIG_TEST_TIMERSTOP=y', arm64)
 		self.assertEqual(scenarios.variants('arm64'), [''])
 		self.assertIn('psci-hotplug', scenarios.names('arm64', ''))
 

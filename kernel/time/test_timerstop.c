@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cpuidle-timerstop: a test cpuidle driver whose deep state stops the
+ * test_timerstop: a test cpuidle driver whose deep state stops the
  * local timer, for exercising tick broadcast on virtual machines.
  *
  * Virtual CPUs keep their local timer running in every idle state, so the
@@ -33,7 +33,7 @@
  *	not undo that (see timerstop_timer_resume()).
  *
  * The driver is inert unless enabled on the command line, e.g.
- * "cpuidle_timerstop.enable=1 cpuidle_timerstop.flavour=halt". Another
+ * "test_timerstop.enable=1 test_timerstop.flavour=halt". Another
  * cpuidle driver (acpi_idle, intel_idle, psci_idle) registered first
  * makes registration fail with -EBUSY; build the test kernel without
  * them.
@@ -44,7 +44,7 @@
  * architected timer the kernel ticks on (is_hyp_mode_available()).
  */
 
-#define pr_fmt(fmt) "cpuidle-timerstop: " fmt
+#define pr_fmt(fmt) "test_timerstop: " fmt
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
