@@ -355,7 +355,8 @@ struct player {
  * @late:	the device of a late interrupt that a player runs (PLAY_LATE_IRQ)
  * @late_handler: its handler, as the interrupt read it
  * @bc_hook:	the hook of the next broadcast device registered (fake_dev.hook)
- * @late_spun:	the late interrupt waited for the lock while the hook ran
+ * @spin_enter:	the next event of the enter that enter_spins() starts
+ * @spun:	the player the hook started waited for the lock while the hook ran
  */
 struct dtest {
 	struct kunit		*test;
@@ -376,7 +377,8 @@ struct dtest {
 	struct fake_dev		*late;
 	void			(*late_handler)(struct clock_event_device *ced);
 	void			(*bc_hook)(struct fake_dev *f);
-	bool			late_spun;
+	ktime_t			spin_enter;
+	bool			spun;
 };
 
 static void fake_ipi(const struct cpumask *mask)
@@ -1305,6 +1307,16 @@ static void devices_late_interrupt_of_replaced_device_leaves_it_alone(struct kun
 	play_exit(t, b);
 }
 
+/* Wait up to 2 s for the player the hook started to spin on the lock. */
+static void hook_player_spins(struct dtest *t)
+{
+	ktime_t end = ktime_add_ms(ktime_get(), 2000);
+
+	while (!raw_spin_is_contended(&tick_broadcast_lock) && ktime_before(ktime_get(), end))
+		cpu_relax();
+	t->spun = raw_spin_is_contended(&tick_broadcast_lock);
+}
+
 /*
  * The installation programs the new device, the lock held: the late
  * interrupt starts on a player and spins on the lock, which it gets as
@@ -1314,12 +1326,9 @@ static void devices_late_interrupt_of_replaced_device_leaves_it_alone(struct kun
 static void late_irq_spins(struct fake_dev *f)
 {
 	struct dtest *t = dtest_now;
-	ktime_t end = ktime_add_ms(ktime_get(), 2000);
 
 	play_start(&t->p[2], PLAY_LATE_IRQ, 0);
-	while (!raw_spin_is_contended(&tick_broadcast_lock) && ktime_before(ktime_get(), end))
-		cpu_relax();
-	t->late_spun = raw_spin_is_contended(&tick_broadcast_lock);
+	hook_player_spins(t);
 	f->watch = true;
 }
 
@@ -1355,7 +1364,7 @@ static void devices_late_interrupt_inside_the_replacement_programs_no_device(str
 	KUNIT_ASSERT_TRUE_MSG(test, bc->watch,
 			      "the installation did not program the new device under the lock");
 	/* A lock whose waiters do not show (test-and-set) hides the window. */
-	if (!t->late_spun)
+	if (!t->spun)
 		kunit_skip(test, "the late interrupt was not seen waiting for the lock in 2 s");
 
 	KUNIT_EXPECT_TRUE(test, clockevent_state_detached(&old->ced));
@@ -1366,6 +1375,60 @@ static void devices_late_interrupt_inside_the_replacement_programs_no_device(str
 	expect_covered(t, "the replacement");
 	play_irq(t, bc);
 	KUNIT_EXPECT_EQ(test, bc->armed, ta);
+	play_exit(t, a);
+}
+
+/* As late_irq_spins(), with a player's enter for dtest.spin_enter. */
+static void enter_spins(struct fake_dev *f)
+{
+	struct dtest *t = dtest_now;
+
+	play_start(&t->p[2], PLAY_ENTER, t->spin_enter);
+	hook_player_spins(t);
+	f->watch = true;
+}
+
+/*
+ * A CPU enters deep idle while a better device replaces the broadcast
+ * device in oneshot mode, and gets the lock as soon as the installation
+ * lets go of it. Its enter arms the new device, which must have its
+ * oneshot handler by then. Installed in two steps, the device had none
+ * until the second: had the CPU left early and the device fired in
+ * between, the interrupt would not have told the decision core, whose
+ * arming would have stayed at a time gone by, and no later enter would
+ * have armed the device again.
+ */
+static void devices_enter_inside_the_replacement_arms_a_ready_device(struct kunit *test)
+{
+	struct dtest *t = dtest_begin(test);
+	struct fake_dev *old = dt_oneshot(t, 0), *bc = &t->bc[t->nr_bc];
+	struct player *a = &t->p[0], *b = &t->p[1], *c = &t->p[2];
+	ktime_t ta = in_ms(30000), tc = in_ms(20000);
+
+	KUNIT_ASSERT_NOT_NULL(test, old);
+	/* ON: the installation starts the new device under the lock. */
+	play_control(t, b, TICK_BROADCAST_ON);
+	play_enter(t, a, ta);
+
+	hold(t);
+	t->spin_enter = tc;
+	t->bc_hook = enter_spins;
+	KUNIT_ASSERT_PTR_EQ(test, dt_register_bc(t, 0), bc);
+	KUNIT_EXPECT_TRUE_MSG(test, play_wait(t, c), "the enter did not end");
+	release(t);
+	KUNIT_ASSERT_TRUE_MSG(test, bc->watch,
+			      "the installation did not program the new device under the lock");
+	if (!t->spun)
+		kunit_skip(test, "the enter was not seen waiting for the lock in 2 s");
+
+	KUNIT_ASSERT_EQ_MSG(test, c->ret, 0, "the enter inside the replacement was refused");
+	c->since = delivered(c);
+	KUNIT_EXPECT_EQ_MSG(test, bc->unready, 0,
+			    "the enter armed the new device before it had its oneshot handler");
+	expect_covered(t, "the enter inside the replacement");
+	play_irq(t, bc);
+	KUNIT_EXPECT_EQ(test, bc->armed, tc);
+	play_exit(t, c);
 	play_exit(t, a);
 }
 
@@ -1749,6 +1812,7 @@ static struct kunit_case tick_broadcast_devices_cases[] = {
 	KUNIT_CASE(devices_new_device_replaces_old_one_while_cpus_sleep),
 	KUNIT_CASE(devices_late_interrupt_of_replaced_device_leaves_it_alone),
 	KUNIT_CASE(devices_late_interrupt_inside_the_replacement_programs_no_device),
+	KUNIT_CASE(devices_enter_inside_the_replacement_arms_a_ready_device),
 	KUNIT_CASE(devices_replacement_arms_the_new_device_for_a_forced_cpu),
 	KUNIT_CASE(devices_replacement_from_a_handed_over_cpu_keeps_its_tick),
 	KUNIT_CASE(devices_last_off_keeps_device_armed_while_cpus_sleep),
