@@ -27,6 +27,9 @@ port); guest/tbprobe.c writes the lateness lines. Formats:
          s2idle= s2idle_ok= bcdev= online=   counts of a stress step
   @@handover-error TEXT          a broken expectation of the hand-over step
   @@progress TEXT                a long step is alive (for the watchdog)
+  @@late RUN cpu=C late=NS       a wakeup of tbprobe lat 50 ms or more late
+  @@host-late RUN cpu=C late=NS host=NS   the same, with what the host
+                                 delayed QEMU meanwhile (hostdelay.py)
   @@error TEXT
   @@end                          the plan ran to its end
 
@@ -99,6 +102,7 @@ class Report:
 	stuck		the @@soak NAME stuck lines: sleepers that never woke
 	stress		{STEP: {counter: value}} of the stress steps
 	handover_errors	the @@handover-error lines
+	host_late	the @@host-late lines: [(run, cpu, late ns, host ns)]
 	"""
 	snaps: Dict[str, Snapshot] = field(default_factory=dict)
 	lat: Dict[str, Dict[str, Stats]] = field(default_factory=dict)
@@ -115,6 +119,7 @@ class Report:
 	stuck: List[str] = field(default_factory=list)
 	stress: Dict[str, Dict[str, str]] = field(default_factory=dict)
 	handover_errors: List[str] = field(default_factory=list)
+	host_late: List[Tuple[str, int, int, int]] = field(default_factory=list)
 
 
 def _kv(fields: Iterable[str]) -> Dict[str, str]:
@@ -178,6 +183,11 @@ def parse(data: str) -> Report:
 		if line.startswith('@@stress '):
 			f = line.split()
 			res.stress[f[1]] = _kv(f[2:])
+			continue
+		if line.startswith('@@host-late '):
+			f = line.split()
+			kv = _kv(f[2:])
+			res.host_late.append((f[1], int(kv['cpu']), int(kv['late']), int(kv['host'])))
 			continue
 		if line.startswith('@@handover-error'):
 			res.handover_errors.append(line)

@@ -243,6 +243,13 @@ MUTANTS = [
 	       '\tclockevents_program_event(bcdev, expires, true);\n',
 	       '\tclockevents_program_event(bcdev, ktime_add_us(expires, 200), true);\n',
 	       boot=('det-hpet-halt',)),
+	Mutant('armed-200ms-late-rare', GLUE,
+	       'one device write in 512 arms the device 200 ms after the time decided',
+	       '\tclockevents_program_event(bcdev, expires, true);\n',
+	       '\tstatic unsigned int n;\n\n'
+	       '\tif (!(++n % 512))\n\t\texpires = ktime_add_ms(expires, 200);\n'
+	       '\tclockevents_program_event(bcdev, expires, true);\n',
+	       boot=('hpet-halt',)),
 	Mutant('ipi-200us-late', GLUE, 'the wake IPIs go out 200 us after the expiry',
 	       '\tif (cpu < nr_cpu_ids)\n\t\tper_cpu(tick_cpu_device, cpu).evtdev->broadcast(mask);\n',
 	       '\tktime_t until = ktime_add_us(ktime_get(), 200);\n\n'

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import guestdata
+import hostdelay
 import workspace
 from arches import ARCHES
 from progress import HEARTBEAT, elapsed, log, run
@@ -308,10 +309,14 @@ def _where(data: str) -> str:
 
 
 def watch(cmd: Sequence[str], console: Path, data: Path, timeout: float, what: str = 'boot',
-	  done: int = ARCHES[workspace.ARCH].guest_done) -> str:
-	"""Run QEMU until it exits, stalls or stops making progress; return a status."""
+	  done: int = ARCHES[workspace.ARCH].guest_done,
+	  host: Optional[hostdelay.HostDelays] = None) -> str:
+	"""Run QEMU until it exits, stalls or stops making progress; return a
+	status. host, if given, samples what the host delayed QEMU's threads."""
 	proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
 				stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+	if host is not None:
+		host.pid = proc.pid
 	t0 = next_beat = time.time()
 	next_beat += HEARTBEAT
 	dog = Watchdog(t0, timeout)
@@ -320,12 +325,14 @@ def watch(cmd: Sequence[str], console: Path, data: Path, timeout: float, what: s
 	try:
 		while status is None:
 			try:
-				rc = proc.wait(timeout=0.5)
+				rc = proc.wait(timeout=hostdelay.POLL)
 				return 'done' if rc == done else f'exit {rc}'
 			except subprocess.TimeoutExpired:
 				pass
 			now = time.time()
 			con, dat = _read(console), _read(data)
+			if host is not None:
+				host.update(now, dat)
 			status = dog.update(now, con, dat)
 			# Suspend: wake the guest once it has been silent for
 			# KEY_DELAY s after the entry, and again every KEY_REPEAT s
@@ -349,6 +356,8 @@ def watch(cmd: Sequence[str], console: Path, data: Path, timeout: float, what: s
 		if proc.poll() is None:
 			proc.kill()
 			proc.wait()
+		if host is not None:
+			host.update(time.time(), _read(data))
 	return status
 
 
@@ -365,7 +374,11 @@ def boot(b: Boot) -> Booted:
 	what = b.what or f'boot {outdir.name}'
 	log(f'{what}: started (timeout {b.timeout} s), logs in {outdir}')
 	t0 = time.time()
-	status = watch(cmd, console, data, b.timeout, what, ARCHES[b.arch].guest_done)
+	host = hostdelay.HostDelays()
+	status = watch(cmd, console, data, b.timeout, what, ARCHES[b.arch].guest_done, host)
 	secs = time.time() - t0
 	log(f'{what}: {status} in {elapsed(secs)}')
+	# QEMU has ended: the host's lines go after the guest's.
+	with data.open('a') as f:
+		f.write(host.lines())
 	return Booted(status, _read(console), _read(data), secs)

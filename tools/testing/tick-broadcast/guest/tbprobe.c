@@ -7,7 +7,10 @@
  *	On every online CPU at once, COUNT times: sleep until an absolute
  *	CLOCK_MONOTONIC time MIN_US..MAX_US ahead (clock_nanosleep with
  *	TIMER_ABSTIME) and record how late the wakeup was. Prints per-CPU
- *	and overall percentiles, then the raw samples, as "@@" lines.
+ *	and overall percentiles, then the raw samples, as "@@" lines. A
+ *	wakeup LATE_LINE_MS or more late is also printed at once, as
+ *	"@@late NAME cpu=C late=NS", so that the host can tell from when
+ *	it saw the line whether it had kept the guest from running then.
  *
  *   tbprobe storm NAME ROUNDS MIN_US MAX_US SEED
  *	Every online CPU sleeps ROUNDS times to one absolute deadline shared
@@ -55,6 +58,7 @@
 #endif
 
 #define MAX_CPUS 64
+#define LATE_LINE_MS 50
 
 static int64_t now_ns(void)
 {
@@ -105,6 +109,7 @@ static void pin_to(int cpu)
 struct run_args {
 	int count, min_us, max_us;
 	uint64_t seed;
+	const char *name;
 };
 
 static int parse_run(int argc, char **argv, struct run_args *a)
@@ -115,6 +120,7 @@ static int parse_run(int argc, char **argv, struct run_args *a)
 	a->min_us = atoi(argv[4]);
 	a->max_us = atoi(argv[5]);
 	a->seed = strtoull(argv[6], NULL, 0);
+	a->name = argv[2];
 	return a->count <= 0 || a->min_us <= 0 || a->max_us < a->min_us ? -1 : 0;
 }
 
@@ -147,6 +153,15 @@ static void sleeper(int cpu, const struct run_args *a, int64_t start, int fd)
 		late = now_ns() - target;
 		if (write(fd, &late, sizeof(late)) != sizeof(late))
 			exit(1);
+		if (!start && late >= LATE_LINE_MS * 1000000LL) {
+			char line[96];
+			int n = snprintf(line, sizeof(line), "@@late %s cpu=%d late=%lld\n",
+					 a->name, cpu, (long long)late);
+
+			/* one write: the lines of several CPUs do not mix */
+			if (write(1, line, n) != n)
+				exit(1);
+		}
 	}
 	if (start && write(fd, &missed, sizeof(missed)) != sizeof(missed))
 		exit(1);
