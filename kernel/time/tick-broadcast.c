@@ -319,7 +319,7 @@ static const struct tick_bc_ops tick_bc_ops = {
 	.owner	= bc_op_owner,
 };
 
-static void bc_shutdown(struct clock_event_device *bcdev, bool suspend)
+static void bc_shutdown(struct clock_event_device *bcdev)
 {
 	lockdep_assert_held(&tick_broadcast_lock);
 	bc_dev_sync();
@@ -603,7 +603,7 @@ static int __tick_device_uses_broadcast(struct clock_event_device *dev, int cpu)
 	}
 
 	if (bcdev && tick_bc_periodic_empty(&tick_bc))
-		bc_shutdown(bcdev, false);
+		bc_shutdown(bcdev);
 	if (bcdev && !tick_bc_hrtimer(&tick_bc))
 		ret = test_bit(cpu, tick_bc.periodic);
 	return ret;
@@ -736,7 +736,7 @@ static void __tick_broadcast_control(struct clock_event_device *dev, unsigned in
 	 * from inside a deep idle state (an IPI in a halt-style state).
 	 */
 	if (ch.last && (bc_periodic_mode() || !tick_bc_busy(&tick_bc)))
-		bc_shutdown(bcdev, false);
+		bc_shutdown(bcdev);
 	else if (ch.first && bc_periodic_mode())
 		bc_start_periodic(bcdev);
 }
@@ -783,7 +783,7 @@ void tick_broadcast_offline(unsigned int cpu)
 	tick_bc_offline(&tick_bc, cpu);
 	/* In oneshot mode the others may sleep on the device: keep it. */
 	if (bcdev && bc_periodic_mode() && tick_bc_periodic_empty(&tick_bc))
-		bc_shutdown(bcdev, false);
+		bc_shutdown(bcdev);
 	raw_spin_unlock(&tick_broadcast_lock);
 }
 #endif
@@ -801,7 +801,7 @@ void tick_suspend_broadcast(void)
 
 	raw_spin_lock_irqsave(&tick_broadcast_lock, flags);
 	if (bc_dev())
-		bc_shutdown(bc_dev(), true);
+		bc_shutdown(bc_dev());
 	raw_spin_unlock_irqrestore(&tick_broadcast_lock, flags);
 }
 

@@ -95,7 +95,7 @@ static int takeover(struct bc_machine *m)
 	}
 	dev = bc_dev();
 	if (dev) {
-		bc_shutdown(dev, false);
+		bc_shutdown(dev);
 		m->handler = dev->event_handler;
 		dev->event_handler = clockevents_handle_noop;
 	}

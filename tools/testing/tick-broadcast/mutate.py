@@ -269,7 +269,7 @@ MUTANTS = [
 	# ---------------------------------------- live: suspend to RAM
 	Mutant('suspend-behind-the-core', GLUE,
 	       'suspend shuts the broadcast device down and the core still thinks it armed',
-	       '\t\tbc_shutdown(bc_dev(), true);\n', '\t\tclockevents_shutdown(bc_dev());\n',
+	       '\t\tbc_shutdown(bc_dev());\n', '\t\tclockevents_shutdown(bc_dev());\n',
 	       boot=('s3-halt',)),
 	# ---------------------------------------- live: woken early
 	Mutant('coalesce-lowres-tick', GLUE,
