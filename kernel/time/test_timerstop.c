@@ -51,6 +51,7 @@
 #include <linux/cpufeature.h>
 #include <linux/cpuidle.h>
 #include <linux/init.h>
+#include <linux/instrumentation.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/sched/idle.h>
@@ -64,6 +65,7 @@
 #include <linux/of.h>
 #include <asm/barrier.h>
 #include <asm/cpuidle.h>
+#include <asm/proc-fns.h>
 #include <asm/sysreg.h>
 #include <asm/virt.h>
 #include <clocksource/arm_arch_timer.h>
@@ -110,15 +112,7 @@ static bool timerstop_timer_stops(void)
 	return !boot_cpu_has(X86_FEATURE_ARAT);
 }
 
-static u32 timerstop_timer_suspend(void)
-{
-	u32 lvtt = apic_read(APIC_LVTT);
-
-	apic_write(APIC_LVTT, lvtt | APIC_LVT_MASKED);
-	return lvtt;
-}
-
-static void timerstop_timer_resume(u32 saved)
+static void __timerstop_timer_resume(u32 saved)
 {
 	if (apic_read(APIC_LVTT) != (saved | APIC_LVT_MASKED))
 		return;
@@ -136,6 +130,29 @@ static void timerstop_timer_resume(u32 saved)
 		apic_write(APIC_TMICT, 1);
 }
 
+/*
+ * The APIC accessors below are static calls that the tracer may
+ * instrument: annotated, as cpuidle_enter_state() annotates its call of
+ * the state's ->enter().
+ */
+static __cpuidle u32 timerstop_timer_suspend(void)
+{
+	u32 lvtt;
+
+	instrumentation_begin();
+	lvtt = apic_read(APIC_LVTT);
+	apic_write(APIC_LVTT, lvtt | APIC_LVT_MASKED);
+	instrumentation_end();
+	return lvtt;
+}
+
+static __cpuidle void timerstop_timer_resume(u32 saved)
+{
+	instrumentation_begin();
+	__timerstop_timer_resume(saved);
+	instrumentation_end();
+}
+
 /* Any vector requested in the IRR ends the irqoff state. */
 static bool timerstop_irq_pending(void)
 {
@@ -149,13 +166,19 @@ static bool timerstop_irq_pending(void)
 }
 
 /* hlt with interrupts disabled would never end: poll */
-static void timerstop_wait_pending(void)
+static __cpuidle void timerstop_wait_pending(void)
 {
-	while (!timerstop_irq_pending())
+	bool pending;
+
+	do {
 		cpu_relax();
+		instrumentation_begin();
+		pending = timerstop_irq_pending();
+		instrumentation_end();
+	} while (!pending);
 }
 
-static void timerstop_halt(void)
+static __cpuidle void timerstop_halt(void)
 {
 	raw_safe_halt();
 	raw_local_irq_disable();
@@ -185,12 +208,12 @@ static bool timerstop_timer_stops(void)
 	return stops;
 }
 
-static u32 timerstop_ctl_read(void)
+static __always_inline u32 timerstop_ctl_read(void)
 {
 	return timerstop_use_virt ? read_sysreg(cntv_ctl_el0) : read_sysreg(cntp_ctl_el0);
 }
 
-static void timerstop_ctl_write(u32 ctl)
+static __always_inline void timerstop_ctl_write(u32 ctl)
 {
 	if (timerstop_use_virt)
 		write_sysreg(ctl, cntv_ctl_el0);
@@ -199,7 +222,7 @@ static void timerstop_ctl_write(u32 ctl)
 	isb();
 }
 
-static u32 timerstop_timer_suspend(void)
+static __cpuidle u32 timerstop_timer_suspend(void)
 {
 	u32 ctl = timerstop_ctl_read() & ~ARCH_TIMER_CTRL_IT_STAT;
 
@@ -207,7 +230,7 @@ static u32 timerstop_timer_suspend(void)
 	return ctl;
 }
 
-static void timerstop_timer_resume(u32 saved)
+static __cpuidle void timerstop_timer_resume(u32 saved)
 {
 	u32 ctl = timerstop_ctl_read() & ~ARCH_TIMER_CTRL_IT_STAT;
 
@@ -215,34 +238,27 @@ static void timerstop_timer_resume(u32 saved)
 		timerstop_ctl_write(saved);
 }
 
-/* wfi with interrupts masked, as cpu_do_idle(), which modules cannot call */
-static void timerstop_wfi(void)
-{
-	struct arm_cpuidle_irq_context context;
-
-	arm_cpuidle_save_irq_context(&context);
-	dsb(sy);
-	wfi();
-	arm_cpuidle_restore_irq_context(&context);
-}
-
 /* An IRQ or FIQ signalled to this CPU ends the irqoff state. */
-static void timerstop_wait_pending(void)
+static __cpuidle void timerstop_wait_pending(void)
 {
 	while (!(read_sysreg(isr_el1) & (ISR_EL1_I | ISR_EL1_F)))
-		timerstop_wfi();
+		cpu_do_idle();
 }
 
-static void timerstop_halt(void)
+static __cpuidle void timerstop_halt(void)
 {
-	timerstop_wfi();
+	cpu_do_idle();
 	raw_local_irq_enable();
 	raw_local_irq_disable();
 }
 #endif /* CONFIG_ARM64 */
 
-static int timerstop_enter_shallow(struct cpuidle_device *dev,
-				   struct cpuidle_driver *drv, int index)
+/*
+ * The states' ->enter() and all they call run with RCU not watching
+ * (cpuidle_enter_state()): __cpuidle, out of the tracer's reach.
+ */
+static __cpuidle int timerstop_enter_shallow(struct cpuidle_device *dev,
+					     struct cpuidle_driver *drv, int index)
 {
 	if (current_clr_polling_and_test())
 		return index;
@@ -252,7 +268,7 @@ static int timerstop_enter_shallow(struct cpuidle_device *dev,
 }
 
 /* The deep state proper: the local timer is stopped for its duration. */
-static void timerstop_deep(bool irqoff)
+static __cpuidle void timerstop_deep(bool irqoff)
 {
 	bool stop = timerstop_stops;
 	u32 saved = 0;
@@ -269,8 +285,8 @@ static void timerstop_deep(bool irqoff)
 		timerstop_timer_resume(saved);
 }
 
-static int timerstop_enter_deep(struct cpuidle_device *dev,
-				struct cpuidle_driver *drv, int index)
+static __cpuidle int timerstop_enter_deep(struct cpuidle_device *dev,
+					  struct cpuidle_driver *drv, int index)
 {
 	/*
 	 * A remote wakeup of a polling idle task only sets NEED_RESCHED and
@@ -289,8 +305,8 @@ static int timerstop_enter_deep(struct cpuidle_device *dev,
  * the irqoff flavour, as intel_idle's s2idle states: an interrupt handled
  * in here would find timekeeping suspended.
  */
-static int timerstop_enter_s2idle(struct cpuidle_device *dev,
-				  struct cpuidle_driver *drv, int index)
+static __cpuidle int timerstop_enter_s2idle(struct cpuidle_device *dev,
+					    struct cpuidle_driver *drv, int index)
 {
 	timerstop_deep(true);
 	return 0;

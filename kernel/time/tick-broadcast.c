@@ -550,8 +550,9 @@ void tick_install_broadcast_device(struct clock_event_device *dev, int cpu)
 	installed = bc_install(dev, cpu, &cur);
 	/*
 	 * In oneshot mode the new device gets its oneshot handler before the
-	 * lock is let go of: an interrupt of the old one waiting for the
-	 * lock must not find a device installed that is not ready for it.
+	 * lock is let go of: an interrupt of the old one or an enter waiting
+	 * for the lock must not find a device installed that is not ready
+	 * for it.
 	 */
 	if (installed && notify && tick_broadcast_oneshot_active()) {
 		__tick_broadcast_switch_to_oneshot(false);

@@ -1308,7 +1308,7 @@ static void devices_late_interrupt_of_replaced_device_leaves_it_alone(struct kun
 }
 
 /* Wait up to 2 s for the player the hook started to spin on the lock. */
-static void hook_player_spins(struct dtest *t)
+static void wait_for_lock_waiter(struct dtest *t)
 {
 	ktime_t end = ktime_add_ms(ktime_get(), 2000);
 
@@ -1328,7 +1328,7 @@ static void late_irq_spins(struct fake_dev *f)
 	struct dtest *t = dtest_now;
 
 	play_start(&t->p[2], PLAY_LATE_IRQ, 0);
-	hook_player_spins(t);
+	wait_for_lock_waiter(t);
 	f->watch = true;
 }
 
@@ -1384,28 +1384,29 @@ static void enter_spins(struct fake_dev *f)
 	struct dtest *t = dtest_now;
 
 	play_start(&t->p[2], PLAY_ENTER, t->spin_enter);
-	hook_player_spins(t);
+	wait_for_lock_waiter(t);
 	f->watch = true;
 }
 
 /*
  * A CPU enters deep idle while a better device replaces the broadcast
  * device in oneshot mode, and gets the lock as soon as the installation
- * lets go of it. Its enter arms the new device, which must have its
- * oneshot handler by then. Installed in two steps, the device had none
- * until the second: had the CPU left early and the device fired in
- * between, the interrupt would not have told the decision core, whose
- * arming would have stayed at a time gone by, and no later enter would
- * have armed the device again.
+ * lets go of it. Nobody may program the new device before it has its
+ * oneshot handler. Installed in one locked step, the device has it and
+ * is already armed to fire at once (the installation re-evaluates it for
+ * the sleepers), so the enter programs nothing; installed in two steps,
+ * the enter programmed the device while it still had its periodic
+ * handler.
  */
-static void devices_enter_inside_the_replacement_arms_a_ready_device(struct kunit *test)
+static void devices_enter_inside_the_replacement_finds_the_device_ready(struct kunit *test)
 {
 	struct dtest *t = dtest_begin(test);
-	struct fake_dev *old = dt_oneshot(t, 0), *bc = &t->bc[t->nr_bc];
 	struct player *a = &t->p[0], *b = &t->p[1], *c = &t->p[2];
 	ktime_t ta = in_ms(30000), tc = in_ms(20000);
+	struct fake_dev *bc;
 
-	KUNIT_ASSERT_NOT_NULL(test, old);
+	dt_oneshot(t, 0);
+	bc = &t->bc[t->nr_bc];
 	/* ON: the installation starts the new device under the lock. */
 	play_control(t, b, TICK_BROADCAST_ON);
 	play_enter(t, a, ta);
@@ -1424,7 +1425,8 @@ static void devices_enter_inside_the_replacement_arms_a_ready_device(struct kuni
 	KUNIT_ASSERT_EQ_MSG(test, c->ret, 0, "the enter inside the replacement was refused");
 	c->since = delivered(c);
 	KUNIT_EXPECT_EQ_MSG(test, bc->unready, 0,
-			    "the enter armed the new device before it had its oneshot handler");
+			    "the enter programmed the new device before it had its oneshot handler");
+	KUNIT_EXPECT_LE(test, bc->armed, tc);
 	expect_covered(t, "the enter inside the replacement");
 	play_irq(t, bc);
 	KUNIT_EXPECT_EQ(test, bc->armed, tc);
@@ -1812,7 +1814,7 @@ static struct kunit_case tick_broadcast_devices_cases[] = {
 	KUNIT_CASE(devices_new_device_replaces_old_one_while_cpus_sleep),
 	KUNIT_CASE(devices_late_interrupt_of_replaced_device_leaves_it_alone),
 	KUNIT_CASE(devices_late_interrupt_inside_the_replacement_programs_no_device),
-	KUNIT_CASE(devices_enter_inside_the_replacement_arms_a_ready_device),
+	KUNIT_CASE(devices_enter_inside_the_replacement_finds_the_device_ready),
 	KUNIT_CASE(devices_replacement_arms_the_new_device_for_a_forced_cpu),
 	KUNIT_CASE(devices_replacement_from_a_handed_over_cpu_keeps_its_tick),
 	KUNIT_CASE(devices_last_off_keeps_device_armed_while_cpus_sleep),
