@@ -112,7 +112,15 @@ static bool timerstop_timer_stops(void)
 	return !boot_cpu_has(X86_FEATURE_ARAT);
 }
 
-static void __timerstop_timer_resume(u32 saved)
+static u32 timerstop_timer_suspend(void)
+{
+	u32 lvtt = apic_read(APIC_LVTT);
+
+	apic_write(APIC_LVTT, lvtt | APIC_LVT_MASKED);
+	return lvtt;
+}
+
+static void timerstop_timer_resume(u32 saved)
 {
 	if (apic_read(APIC_LVTT) != (saved | APIC_LVT_MASKED))
 		return;
@@ -130,29 +138,6 @@ static void __timerstop_timer_resume(u32 saved)
 		apic_write(APIC_TMICT, 1);
 }
 
-/*
- * The APIC accessors below are static calls that the tracer may
- * instrument: annotated, as cpuidle_enter_state() annotates its call of
- * the state's ->enter().
- */
-static __cpuidle u32 timerstop_timer_suspend(void)
-{
-	u32 lvtt;
-
-	instrumentation_begin();
-	lvtt = apic_read(APIC_LVTT);
-	apic_write(APIC_LVTT, lvtt | APIC_LVT_MASKED);
-	instrumentation_end();
-	return lvtt;
-}
-
-static __cpuidle void timerstop_timer_resume(u32 saved)
-{
-	instrumentation_begin();
-	__timerstop_timer_resume(saved);
-	instrumentation_end();
-}
-
 /* Any vector requested in the IRR ends the irqoff state. */
 static bool timerstop_irq_pending(void)
 {
@@ -165,17 +150,13 @@ static bool timerstop_irq_pending(void)
 	return false;
 }
 
-/* hlt with interrupts disabled would never end: poll */
+/* hlt with interrupts disabled would never end: poll (see timerstop_deep()) */
 static __cpuidle void timerstop_wait_pending(void)
 {
-	bool pending;
-
-	do {
+	instrumentation_begin();
+	while (!timerstop_irq_pending())
 		cpu_relax();
-		instrumentation_begin();
-		pending = timerstop_irq_pending();
-		instrumentation_end();
-	} while (!pending);
+	instrumentation_end();
 }
 
 static __cpuidle void timerstop_halt(void)
@@ -208,12 +189,12 @@ static bool timerstop_timer_stops(void)
 	return stops;
 }
 
-static __always_inline u32 timerstop_ctl_read(void)
+static u32 timerstop_ctl_read(void)
 {
 	return timerstop_use_virt ? read_sysreg(cntv_ctl_el0) : read_sysreg(cntp_ctl_el0);
 }
 
-static __always_inline void timerstop_ctl_write(u32 ctl)
+static void timerstop_ctl_write(u32 ctl)
 {
 	if (timerstop_use_virt)
 		write_sysreg(ctl, cntv_ctl_el0);
@@ -222,7 +203,7 @@ static __always_inline void timerstop_ctl_write(u32 ctl)
 	isb();
 }
 
-static __cpuidle u32 timerstop_timer_suspend(void)
+static u32 timerstop_timer_suspend(void)
 {
 	u32 ctl = timerstop_ctl_read() & ~ARCH_TIMER_CTRL_IT_STAT;
 
@@ -230,7 +211,7 @@ static __cpuidle u32 timerstop_timer_suspend(void)
 	return ctl;
 }
 
-static __cpuidle void timerstop_timer_resume(u32 saved)
+static void timerstop_timer_resume(u32 saved)
 {
 	u32 ctl = timerstop_ctl_read() & ~ARCH_TIMER_CTRL_IT_STAT;
 
@@ -273,16 +254,27 @@ static __cpuidle void timerstop_deep(bool irqoff)
 	bool stop = timerstop_stops;
 	u32 saved = 0;
 
-	if (stop)
+	/*
+	 * The timer's accessors may be instrumented (x86: the static calls
+	 * behind apic_read()): annotated, as cpuidle_enter_state() annotates
+	 * its call of the state's ->enter().
+	 */
+	if (stop) {
+		instrumentation_begin();
 		saved = timerstop_timer_suspend();
+		instrumentation_end();
+	}
 
 	if (irqoff)
 		timerstop_wait_pending();
 	else
 		timerstop_halt();
 
-	if (stop)
+	if (stop) {
+		instrumentation_begin();
 		timerstop_timer_resume(saved);
+		instrumentation_end();
+	}
 }
 
 static __cpuidle int timerstop_enter_deep(struct cpuidle_device *dev,

@@ -146,13 +146,13 @@ static bool wait_bc_idle(void)
 	return !bc || READ_ONCE(bc->next_event) == KTIME_MAX;
 }
 
-/* False, with the probes detached, if other CPUs keep the device armed. */
-static bool bc_idle_or_detach(struct kunit *test)
+/* Skip the case, the probes detached, if other CPUs keep the device armed. */
+static void bc_idle_or_skip(struct kunit *test)
 {
 	if (wait_bc_idle())
-		return true;
+		return;
 	trace_detach(test);
-	return false;
+	kunit_skip(test, "other CPUs keep the broadcast device armed");
 }
 
 static struct rec *rec_at(int i)
@@ -205,8 +205,7 @@ static void trace_enter_exit_early(struct kunit *test)
 	ktime_t t, done;
 
 	KUNIT_ASSERT_EQ(test, trace_attach(test), 0);
-	if (!bc_idle_or_detach(test))
-		kunit_skip(test, "other CPUs keep the broadcast device armed");
+	bc_idle_or_skip(test);
 
 	for (tries = 0; ; tries++) {
 		local_irq_save(flags);
@@ -269,8 +268,7 @@ static void trace_owner_enter_is_refused(struct kunit *test)
 	int ret;
 
 	KUNIT_ASSERT_EQ(test, trace_attach(test), 0);
-	if (!bc_idle_or_detach(test))
-		kunit_skip(test, "other CPUs keep the broadcast device armed");
+	bc_idle_or_skip(test);
 
 	local_irq_save(flags);
 	local = script_cpu_on(true, &why);
@@ -320,8 +318,7 @@ static void trace_enter_expire_exit(struct kunit *test)
 	ktime_t t, t_wait;
 
 	KUNIT_ASSERT_EQ(test, trace_attach(test), 0);
-	if (!bc_idle_or_detach(test))
-		kunit_skip(test, "other CPUs keep the broadcast device armed");
+	bc_idle_or_skip(test);
 
 	local_irq_save(flags);
 	local = script_cpu(&why);

@@ -339,13 +339,12 @@ def watch(cmd: Sequence[str], console: Path, data: Path, timeout: float, what: s
 			# while it does not resume: on a loaded host the silence
 			# may come before the keyboard is armed as a wakeup source
 			# (suspend to idle), and that key is lost.
-			entries = {e: con.count(e) for e in SUSPEND_WAKE}
-			if (sum(entries.values()) > con.count(SUSPEND_EXIT)
+			entries = sum(con.count(e) for e in SUSPEND_WAKE)
+			if (entries > con.count(SUSPEND_EXIT)
 			    and now - dog.last_any > KEY_DELAY and now - pressed > KEY_REPEAT):
 				pressed = now
 				last = max(SUSPEND_WAKE, key=con.rfind)
-				log(f'{what}: {last} ({sum(entries.values())}): '
-				    f'{SUSPEND_WAKE[last]}')
+				log(f'{what}: {last} ({entries}): {SUSPEND_WAKE[last]}')
 				monitor(console.parent / 'monitor.sock', SUSPEND_WAKE[last])
 			if now >= next_beat:
 				next_beat = now + HEARTBEAT

@@ -92,9 +92,10 @@ guests booting at once, load 4.6-9.3):
   2026-12-06, stress-ng --cpu 4 beside the boots (host load 4.5-6.2):
   unbroken, 8 boots (hpet-halt, s2idle-halt, hpet-irqoff; both kernels),
   6 of them with such wakeups (up to 302 a boot), the worst 235-821 ms
-  *less* late than the host's delay; the live mutant armed-200ms-late-rare (one device
-  write in 512 armed 200 ms late) failed it in 4 of 4 boots, loaded and
-  not (118-186 ms unexplained), where p99 stayed at 1-12 ms. A sum over
+  *less* late than the host's delay; the live mutant
+  armed-200ms-late-rare (one device write in 512 armed 200 ms late)
+  failed it in 4 of 4 boots, loaded and not (118-186 ms unexplained),
+  where p99 stayed at 1-12 ms. A sum over
   the main loop and the two most delayed vCPUs only left 183-256 ms of
   two base boots' 0.7-1.2 s outliers unexplained: delays add up over
   every vCPU (a lock holder, the interrupt's CPU, the sleeper).
