@@ -138,7 +138,7 @@
  *           enter(t)                 expire: t <= now
  *   AWAKE ------------> SLEEPING(t) -----------------> WOKEN (pending)
  *     ^  ^                 |   |                           |
- *     |  |   exit: t > now |   | exit: t <= now            | exit
+ *     |  |   exit: t > now |   | exit: t <= now, due       | exit
  *     |  +-----------------+   v                           |
  *     |  (reprogram local)   FORCED (polls) --expire-->    |
  *     +-------------------------------------------------<--+
@@ -161,15 +161,11 @@
  *
  * The caller serialises all calls on an instance; in the kernel that is
  * tick_broadcast_lock, a raw spinlock taken with interrupts disabled,
- * nested inside clockevents_lock. The ops are called under it. There are
- * two lockless readers, each of its own CPU's bit. The idle loop's
- * tick_check_broadcast_expired() reads the force bit, which that CPU's own
- * exit sets and expiry on another CPU clears: a stale read only costs one
- * more round of the poll loop or one shallow idle entry. The exit reads
- * the pending bit (tick_bc_wake_pending()), which expiry on another CPU
- * sets and only code on that CPU clears: with interrupts disabled a set
- * bit cannot be stale, and a clear one only costs a clock read the exit
- * turns out not to need.
+ * nested inside clockevents_lock. The ops are called under it. The idle
+ * loop's tick_check_broadcast_expired() reads its own CPU's force bit
+ * without it; that CPU's own exit sets the bit and expiry on another CPU
+ * clears it: a stale read only costs one more round of the poll loop or
+ * one shallow idle entry.
  *
  * Races handled
  * -------------
@@ -192,14 +188,22 @@
  * 2) Exit after the event expired, before the broadcast interrupt (force):
  *
  *      CPU0                          CPU1 (queued, t1 <= now)
- *                                    lock; exit: force(1); unlock
+ *                                    lock; exit: reprogram; unlock
+ *                                    local device: t1 expired
+ *                                    lock; exit_late: force(1); unlock
  *                                    idle loop polls (expired check)
  *      broadcast irq: lock; expire:
  *      wake |= force, clear force
  *      unlock; IPI(1)  ------------> tick handler
  *
  *    Reprogramming instead would let CPU1 re-enter deep idle, re-arm the
- *    broadcast device for the same expired time and ping-pong. An enter
+ *    broadcast device for the same expired time and ping-pong. Between
+ *    the exit and its late step CPU1 is neither sleeping nor forced: an
+ *    expiry then drops its stale node and arms for the others (or a last
+ *    OFF or a replacement disarms the device), the late step finds the
+ *    device not due, and CPU1's local device fires at once. Forced only
+ *    with the device armed, I5 holds. Offline and the hrtimer pull cannot
+ *    come in between: the exit runs with interrupts disabled. An enter
  *    while forced is refused (BUSY_FORCED) and leaves no trace: the CPU
  *    is not added to the oneshot mask and its local device is not
  *    stopped. Left in the mask with its device down, the CPU would have a
@@ -637,26 +641,9 @@ bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu)
 	return tick_bc_hrtimer(bc) && bc->armed != KTIME_MAX && bc->ops->owner(bc) == (int)cpu;
 }
 
-/**
- * tick_bc_enter - a CPU wants to sleep with its local device stopped
- * @bc:		the instance
- * @cpu:	the CPU
- * @wakeup:	its next event, KTIME_MAX for none
- * @out:	filled with what the caller must do besides
- *
- * In periodic mode the CPU keeps relying on the periodic broadcast tick
- * (refused with the hrtimer device, which runs on a CPU that may want to
- * sleep too). In oneshot mode the CPU is queued, and the device armed if
- * the CPU is now the earliest sleeper.
- *
- * Return: what became of the enter. The refusals (see
- * tick_bc_enter_refused()) mean the CPU must not stop its local device: it
- * holds the hrtimer broadcast, or its event expired at an earlier exit
- * and the broadcast interrupt has not delivered it yet (forced). A
- * refused enter changes nothing, and needs no exit.
- */
-enum tick_bc_enter_result tick_bc_enter(struct tick_bc *bc, unsigned int cpu,
-					ktime_t wakeup, struct tick_bc_enter_out *out)
+/* tick_bc_enter(), every case. */
+static enum tick_bc_enter_result enter(struct tick_bc *bc, unsigned int cpu,
+				       ktime_t wakeup, struct tick_bc_enter_out *out)
 {
 	bool hrtimer = tick_bc_hrtimer(bc);
 
@@ -696,40 +683,51 @@ enum tick_bc_enter_result tick_bc_enter(struct tick_bc *bc, unsigned int cpu,
 }
 
 /**
- * tick_bc_exit - a CPU leaves its deep idle state
+ * __tick_bc_enter - tick_bc_enter() out of line, for every case
  * @bc:		the instance
  * @cpu:	the CPU
  * @wakeup:	its next event, KTIME_MAX for none
- * @now:	the current time
  *
- * Return: what to do with the CPU's local device; see
- * enum tick_bc_exit_action.
+ * Return: the result of the enter and what the caller must do besides,
+ * by value: a pointer to the caller's would keep the caller's copy in
+ * memory on the idle path (where the ABI returns it in registers, as on
+ * x86-64 and arm64, it stays in them).
  */
-enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
-				      ktime_t wakeup, ktime_t now)
+struct tick_bc_entered __tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup)
 {
-	if (!__test_and_clear_bit(cpu, bc->oneshot))
-		return TICK_BC_EXIT_NONE;
+	struct tick_bc_entered e;
 
-	/* A queued node stays, stale: see "Lazy dequeue". */
-	if (__test_and_clear_bit(cpu, bc->pending))
-		return TICK_BC_EXIT_WOKEN;
-	if (wakeup == KTIME_MAX)
-		return TICK_BC_EXIT_NO_EVENT;
+	e.result = enter(bc, cpu, wakeup, &e.out);
+	return e;
+}
 
-	/*
-	 * Expired, and the device is due too: its interrupt is on the way and
-	 * will deliver the event (I5). Reprogramming the local device instead
-	 * would invite a ping-pong; see "Races handled" 2. If the device is
-	 * not due (the event moved earlier while the CPU slept), the local
-	 * device is the quicker way.
-	 */
-	if (wakeup <= now && bc->armed <= now) {
-		__set_bit(cpu, bc->force);
-		bc->nr_force++;
-		return TICK_BC_EXIT_FORCED;
-	}
-	return TICK_BC_EXIT_REPROGRAM;
+/**
+ * tick_bc_exit_late - an exit found its event expired
+ * @bc:		the instance
+ * @cpu:	the CPU, which tick_bc_exit() told to reprogram its local
+ *		device, and whose local device then failed to take @wakeup
+ * @wakeup:	its next event
+ * @now:	the current time; an earlier one can only turn a forced exit
+ *		into a reprogram, which is always safe
+ *
+ * Return: true if the event has expired and the device is due too: its
+ * interrupt is on the way and will deliver the event (I5), and @cpu is
+ * forced until it does.
+ * Reprogramming the local device instead would invite a ping-pong; see
+ * "Races handled" 2. False if the device is not due: the event moved
+ * earlier while the CPU slept, or an expiry since tick_bc_exit() found
+ * the CPU gone and armed the device for the others. The local device is
+ * the quicker way then.
+ */
+bool tick_bc_exit_late(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup, ktime_t now)
+{
+	if (wakeup > now || bc->armed > now)
+		return false;
+	/* Only its own exit forces a CPU, and a forced CPU does not sleep. */
+	if (WARN_ON_ONCE(test_bit(cpu, bc->oneshot) || __test_and_set_bit(cpu, bc->force)))
+		return true;
+	bc->nr_force++;
+	return true;
 }
 
 /* Wake a sleeper the expiry popped, unless its node is stale. */

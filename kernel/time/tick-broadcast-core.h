@@ -68,9 +68,11 @@ struct tick_bc_ops {
  *   no_event		it had no event: switch back, nothing to program
  *   forced		its event expired before the broadcast interrupt
  *			came, which will deliver it: switch back, do not
- *			program it
- *   reprogram		woken early by something else: switch back and
- *			program it for the CPU's next event
+ *			program it (decided by tick_bc_exit_late(), never
+ *			returned by tick_bc_exit())
+ *   reprogram		woken early by something else, or its event expired
+ *			with the device not due: switch back and program it
+ *			for the CPU's next event
  */
 #define TICK_BC_ENTER_RESULTS						\
 	tick_bc_name(TICK_BC_ENTER_QUEUED,		"queued")	\
@@ -133,6 +135,16 @@ struct tick_bc_change {
 struct tick_bc_enter_out {
 	bool	stop_local;
 	bool	armed;
+};
+
+/**
+ * struct tick_bc_entered - what __tick_bc_enter() returns
+ * @result:	what became of the enter
+ * @out:	what the caller must do besides
+ */
+struct tick_bc_entered {
+	enum tick_bc_enter_result	result;
+	struct tick_bc_enter_out	out;
 };
 
 /**
@@ -212,10 +224,8 @@ bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu, bool earl
 			    ktime_t next_period, bool device_armed);
 void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu);
 bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu);
-enum tick_bc_enter_result tick_bc_enter(struct tick_bc *bc, unsigned int cpu,
-					ktime_t wakeup, struct tick_bc_enter_out *out);
-enum tick_bc_exit_action tick_bc_exit(struct tick_bc *bc, unsigned int cpu,
-				      ktime_t wakeup, ktime_t now);
+struct tick_bc_entered __tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup);
+bool tick_bc_exit_late(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup, ktime_t now);
 bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 		    unsigned long *wake);
 int tick_bc_set_window(struct tick_bc *bc, u64 window_ns);
@@ -245,17 +255,75 @@ static inline bool tick_bc_periodic_empty(struct tick_bc *bc)
 	return bitmap_empty(bc->periodic, bc->nr_cpus);
 }
 
-/*
- * An expiry popped @cpu and its wake IPI is on the way. For @cpu itself,
- * with interrupts disabled, without the lock: only code running on @cpu
- * clears its pending bit (its exit, an expiry it handles, its tick
- * device's setup), so a set bit stays set until @cpu takes the lock; a
- * clear one may be set meanwhile by an expiry on another CPU.
+/**
+ * tick_bc_enter - a CPU wants to sleep with its local device stopped
+ * @bc:		the instance
+ * @cpu:	the CPU
+ * @wakeup:	its next event, KTIME_MAX for none
+ * @out:	filled with what the caller must do besides
+ *
+ * In periodic mode the CPU keeps relying on the periodic broadcast tick
+ * (refused with the hrtimer device, which runs on a CPU that may want to
+ * sleep too). In oneshot mode the CPU is queued, and the device armed if
+ * the CPU is now the earliest sleeper.
+ *
+ * The common case is inline, since it runs around every deep idle state:
+ * in oneshot mode, with a device that is not the hrtimer one, a CPU
+ * neither forced nor woken, left queued by its last exit for the same
+ * time, the device armed no later, is only marked as sleeping again.
+ * Every other case goes through __tick_bc_enter().
+ *
+ * Return: what became of the enter. The refusals (see
+ * tick_bc_enter_refused()) mean the CPU must not stop its local device: it
+ * holds the hrtimer broadcast, or its event expired at an earlier exit
+ * and the broadcast interrupt has not delivered it yet (forced). A
+ * refused enter leaves the CPU as it was (one that armed the hrtimer
+ * device and found it on itself leaves it armed), and needs no exit.
  */
-static inline bool tick_bc_wake_pending(const struct tick_bc *bc, unsigned int cpu)
+static inline enum tick_bc_enter_result
+tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup,
+	      struct tick_bc_enter_out *out)
 {
-	/* Races with the lock holders' writes of other bits of the word. */
-	return data_race(test_bit(cpu, bc->pending));
+	struct timerqueue_node *node = &bc->sleep[cpu];
+	struct tick_bc_entered e;
+
+	if (!tick_bc_oneshot_mode(bc) || tick_bc_hrtimer(bc) || wakeup < bc->armed ||
+	    !timerqueue_node_queued(node) || node->expires != wakeup ||
+	    test_bit(cpu, bc->force) || test_bit(cpu, bc->pending)) {
+		e = __tick_bc_enter(bc, cpu, wakeup);
+		*out = e.out;
+		return e.result;
+	}
+
+	__set_bit(cpu, bc->oneshot);
+	*out = (struct tick_bc_enter_out) { .stop_local = true };
+	return TICK_BC_ENTER_QUEUED;
+}
+
+/**
+ * tick_bc_exit - a CPU leaves its deep idle state
+ * @bc:		the instance
+ * @cpu:	the CPU
+ * @wakeup:	its next event, KTIME_MAX for none
+ *
+ * Inline: it runs after every deep idle state. It decides without the
+ * time: the caller reprograms the local device, and only if that finds
+ * the event expired does it need the decision tick_bc_exit_late() takes
+ * with the time.
+ *
+ * Return: what to do with the CPU's local device; see
+ * enum tick_bc_exit_action (never TICK_BC_EXIT_FORCED).
+ */
+static inline enum tick_bc_exit_action
+tick_bc_exit(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup)
+{
+	if (!__test_and_clear_bit(cpu, bc->oneshot))
+		return TICK_BC_EXIT_NONE;
+
+	/* A queued node stays, stale: see "Lazy dequeue". */
+	if (__test_and_clear_bit(cpu, bc->pending))
+		return TICK_BC_EXIT_WOKEN;
+	return wakeup == KTIME_MAX ? TICK_BC_EXIT_NO_EVENT : TICK_BC_EXIT_REPROGRAM;
 }
 
 /* Somebody relies on the oneshot broadcast: the device must not stop. */

@@ -1131,50 +1131,64 @@ static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 }
 
 /*
- * @now: the time, or 0 where bc_exit_time() found none needed: a 0 can at
- * worst turn a forced exit into a reprogram, which is always safe.
+ * The local device found the event expired: decide with the time whether
+ * the broadcast interrupt delivers it (see tick_bc_exit_late()) or the
+ * local device must fire right away.
  */
-static void bc_exit(struct clock_event_device *dev, unsigned int cpu, ktime_t now)
+static void bc_exit_late(struct clock_event_device *dev, unsigned int cpu)
+{
+	ktime_t now = ktime_get();
+	bool forced;
+
+	raw_spin_lock(&tick_broadcast_lock);
+	forced = tick_bc_exit_late(&tick_bc, cpu, dev->next_event, now);
+	trace_tick_bc_exit(cpu, dev->next_event,
+			   forced ? TICK_BC_EXIT_FORCED : TICK_BC_EXIT_REPROGRAM);
+	raw_spin_unlock(&tick_broadcast_lock);
+
+	if (!forced)
+		clockevents_program_event(dev, dev->next_event, true);
+}
+
+/*
+ * Reprogram the local device without force: that reads the clock, and
+ * fails for an event that has expired. A device that takes ktime is
+ * programmed without that check, so the exit reads the clock for it.
+ */
+static int bc_exit_program(struct clock_event_device *dev)
+{
+	if (unlikely(dev->features & CLOCK_EVT_FEAT_KTIME) && dev->next_event <= ktime_get())
+		return -ETIME;
+	return clockevents_program_event(dev, dev->next_event, false);
+}
+
+/*
+ * The exit reads no clock of its own: reprogramming the local device
+ * reads it, and fails for an event that has expired, the one case that
+ * needs the time to decide (bc_exit_late()). A clock read is a device
+ * access where the clocksource is the HPET or the ACPI PM timer.
+ */
+static void bc_exit(struct clock_event_device *dev, unsigned int cpu)
 {
 	enum tick_bc_exit_action a;
 
 	lockdep_assert_irqs_disabled();
 	raw_spin_lock(&tick_broadcast_lock);
-	a = tick_bc_exit(&tick_bc, cpu, dev->next_event, now);
-	trace_tick_bc_exit(cpu, dev->next_event, a);
+	a = tick_bc_exit(&tick_bc, cpu, dev->next_event);
+	/* A reprogram is traced once it is known not to be forced, unlocked. */
+	if (a != TICK_BC_EXIT_REPROGRAM)
+		trace_tick_bc_exit(cpu, dev->next_event, a);
 	raw_spin_unlock(&tick_broadcast_lock);
 
-	switch (a) {
-	case TICK_BC_EXIT_NONE:
-		break;
-	case TICK_BC_EXIT_WOKEN:
-	case TICK_BC_EXIT_NO_EVENT:
-	case TICK_BC_EXIT_FORCED:
-		clockevents_switch_state(dev, CLOCK_EVT_STATE_ONESHOT);
-		break;
-	case TICK_BC_EXIT_REPROGRAM:
-		clockevents_switch_state(dev, CLOCK_EVT_STATE_ONESHOT);
-		clockevents_program_event(dev, dev->next_event, true);
-		break;
-	default:
-		break;
-	}
-}
-
-/*
- * The time for an exit, read before taking the lock, not under it: an
- * earlier "now" can only turn a forced exit into a reprogram, which is
- * always safe. Only an exit with an event that the broadcast has not
- * woken it for needs it: a clock read is a device access where the
- * clocksource is the HPET or the ACPI PM timer.
- */
-static ktime_t bc_exit_time(struct clock_event_device *dev, unsigned int cpu)
-{
-	/* The switch to oneshot mode may set a handed over CPU's event. */
-	if (data_race(dev->next_event) != KTIME_MAX &&
-	    !tick_bc_wake_pending(&tick_bc, cpu))
-		return ktime_get();
-	return 0;
+	if (a == TICK_BC_EXIT_NONE)
+		return;
+	clockevents_switch_state(dev, CLOCK_EVT_STATE_ONESHOT);
+	if (a != TICK_BC_EXIT_REPROGRAM)
+		return;
+	if (bc_exit_program(dev))
+		bc_exit_late(dev, cpu);
+	else
+		trace_tick_bc_exit(cpu, dev->next_event, a);
 }
 
 /* ENTER or EXIT for @cpu, whose tick device is @dev. Interrupts disabled. */
@@ -1191,7 +1205,7 @@ static int bc_oneshot_control(enum tick_broadcast_state state,
 	if (state == TICK_BROADCAST_ENTER)
 		return bc_enter(dev, cpu);
 
-	bc_exit(dev, cpu, bc_exit_time(dev, cpu));
+	bc_exit(dev, cpu);
 	return 0;
 }
 

@@ -56,12 +56,11 @@ struct bc_machine {
 
 /*
  * The state a case runs on: allocated at the first case and kept, since
- * the lockless readers (tick_check_broadcast_expired() of the force mask,
- * an exit's tick_bc_wake_pending() of the pending mask) may still read
- * the masks of a state just handed back. They read the masks' pointers
- * without the lock too, so a state is built aside and copied in, never
- * initialised in place: tick_bc_init() may clear the whole instance
- * before it sets the pointers.
+ * the lockless reader (tick_check_broadcast_expired() of the force mask)
+ * may still read the masks of a state just handed back. It reads the
+ * masks' pointers without the lock too, so a state is built aside and
+ * copied in, never initialised in place: tick_bc_init() may clear the
+ * whole instance before it sets the pointers.
  */
 static struct timerqueue_node *dtest_sleep;
 static unsigned long *dtest_masks;

@@ -125,6 +125,22 @@ static enum tick_bc_enter_result enter(struct fake *f, unsigned int cpu, s64 wak
 	return tick_bc_enter(&f->bc, cpu, wakeup, &out);
 }
 
+/*
+ * An exit at @now as the kernel makes it: when it is told to reprogram,
+ * its local device finds an event at or before @now expired, and asks
+ * tick_bc_exit_late().
+ */
+static enum tick_bc_exit_action exit_at(struct tick_bc *bc, unsigned int cpu, s64 wakeup,
+					s64 now)
+{
+	enum tick_bc_exit_action a = tick_bc_exit(bc, cpu, wakeup);
+
+	if (a == TICK_BC_EXIT_REPROGRAM && wakeup <= now &&
+	    tick_bc_exit_late(bc, cpu, wakeup, now))
+		return TICK_BC_EXIT_FORCED;
+	return a;
+}
+
 static bool woken(struct fake *f, unsigned int cpu)
 {
 	return test_bit(cpu, f->wake);
@@ -316,7 +332,7 @@ static void enter_in_periodic_mode_keeps_local_device(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, out.stop_local);
 	KUNIT_EXPECT_EQ(test, tick_bc_enter(&h->bc, 1, 100, &out), TICK_BC_ENTER_BUSY_HRTIMER);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 50), TICK_BC_EXIT_NONE);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 1, 100, 50), TICK_BC_EXIT_NONE);
 	KUNIT_EXPECT_EQ(test, f->arms, 0);
 }
 
@@ -410,7 +426,7 @@ static void enter_without_event_never_arms(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->arms, 0);
 	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.oneshot));
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, KTIME_MAX, 10), TICK_BC_EXIT_NO_EVENT);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 1, KTIME_MAX, 10), TICK_BC_EXIT_NO_EVENT);
 }
 
 static void exit_reprograms_a_future_event(struct kunit *test)
@@ -418,7 +434,7 @@ static void exit_reprograms_a_future_event(struct kunit *test)
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
 	enter(f, 1, 100);
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 60), TICK_BC_EXIT_REPROGRAM);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 1, 100, 60), TICK_BC_EXIT_REPROGRAM);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
 }
@@ -428,7 +444,7 @@ static void exit_after_expiry_forces_the_cpu(struct kunit *test)
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
 	enter(f, 1, 100);
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 120), TICK_BC_EXIT_FORCED);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 1, 100, 120), TICK_BC_EXIT_FORCED);
 	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.force));
 	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 1);
 
@@ -439,6 +455,35 @@ static void exit_after_expiry_forces_the_cpu(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 0);
 }
 
+/*
+ * An expiry between an exit and its late step finds the CPU gone: the
+ * late step finds the device not due and reprograms; with another
+ * sleeper due first, the device is due and the CPU forced.
+ */
+static void expiry_between_exit_and_late_step(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
+
+	enter(f, 1, 100);
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100), TICK_BC_EXIT_REPROGRAM);
+	tick_bc_expire(&f->bc, 0, 120, f->wake);
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 0);
+	KUNIT_EXPECT_EQ(test, f->bc.armed, KTIME_MAX);
+	KUNIT_EXPECT_FALSE(test, tick_bc_exit_late(&f->bc, 1, 100, 120));
+	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 0);
+
+	enter(f, 1, 200);
+	enter(f, 2, 210);
+	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 200), TICK_BC_EXIT_REPROGRAM);
+	tick_bc_expire(&f->bc, 0, 205, f->wake);
+	KUNIT_EXPECT_EQ(test, f->bc.armed, 210);
+	KUNIT_EXPECT_FALSE(test, tick_bc_exit_late(&f->bc, 1, 200, 205));
+	KUNIT_EXPECT_TRUE(test, tick_bc_exit_late(&f->bc, 1, 200, 215));
+	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.force));
+	tick_bc_expire(&f->bc, 0, 215, f->wake);
+	KUNIT_EXPECT_TRUE(test, woken(f, 1) && woken(f, 2));
+}
+
 /* The device is not due, so the local device is the quicker way. */
 static void exit_expired_before_device_due_reprograms(struct kunit *test)
 {
@@ -446,7 +491,7 @@ static void exit_expired_before_device_due_reprograms(struct kunit *test)
 
 	enter(f, 1, 100);
 	/* Its event moved to 40 while it slept; now is 60, device due at 100. */
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 40, 60), TICK_BC_EXIT_REPROGRAM);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 1, 40, 60), TICK_BC_EXIT_REPROGRAM);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.force));
 }
 
@@ -454,7 +499,7 @@ static void exit_without_enter_is_a_noop(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 2, 100, 10), TICK_BC_EXIT_NONE);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 2, 100, 10), TICK_BC_EXIT_NONE);
 	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 0);
 }
 
@@ -466,7 +511,7 @@ static void pending_exit_does_not_reprogram(struct kunit *test)
 	tick_bc_expire(&f->bc, 0, 100, f->wake);
 	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.pending));
 	/* It wakes for another reason before the IPI is handled. */
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 101), TICK_BC_EXIT_WOKEN);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 1, 100, 101), TICK_BC_EXIT_WOKEN);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.pending));
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.force));
 }
@@ -478,7 +523,7 @@ static void forced_enter_is_refused_without_trace(struct kunit *test)
 	struct tick_bc_enter_out out;
 
 	enter(f, 1, 100);
-	tick_bc_exit(&f->bc, 1, 100, 120);
+	exit_at(&f->bc, 1, 100, 120);
 	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 300, &out), TICK_BC_ENTER_BUSY_FORCED);
 	KUNIT_EXPECT_FALSE(test, out.stop_local);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
@@ -537,7 +582,7 @@ static void early_exit_leaves_a_stale_node(struct kunit *test)
 	int arms;
 
 	enter(f, 1, 100);
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 50), TICK_BC_EXIT_REPROGRAM);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 1, 100, 50), TICK_BC_EXIT_REPROGRAM);
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
 	KUNIT_EXPECT_TRUE(test, timerqueue_node_queued(&f->bc.sleep[1]));
 
@@ -545,7 +590,7 @@ static void early_exit_leaves_a_stale_node(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, enter(f, 1, 100), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_TRUE(test, tick_bc_sleeping(&f->bc, 1));
 	KUNIT_EXPECT_EQ(test, f->arms, arms);
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100, 60), TICK_BC_EXIT_REPROGRAM);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 1, 100, 60), TICK_BC_EXIT_REPROGRAM);
 
 	/* Stale at 100, sleeping at 40 and 200: 40 fires, then 200, not 100. */
 	enter(f, 2, 40);
@@ -559,14 +604,14 @@ static void early_exit_leaves_a_stale_node(struct kunit *test)
 
 	/* A stale node that expires wakes nobody. */
 	enter(f, 4, 300);
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 4, 300, 250), TICK_BC_EXIT_REPROGRAM);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 4, 300, 250), TICK_BC_EXIT_REPROGRAM);
 	tick_bc_expire(&f->bc, 0, 300, f->wake);
 	KUNIT_EXPECT_FALSE(test, woken(f, 4));
 	KUNIT_EXPECT_FALSE(test, test_bit(4, f->bc.pending));
 
 	/* Entering again for another time moves the node. */
 	enter(f, 5, 500);
-	tick_bc_exit(&f->bc, 5, 500, 400);
+	exit_at(&f->bc, 5, 500, 400);
 	enter(f, 5, 450);
 	KUNIT_EXPECT_EQ(test, f->bc.sleep[5].expires, 450);
 	KUNIT_EXPECT_EQ(test, f->armed_at, 450);
@@ -656,7 +701,7 @@ static void device_busy_while_anybody_relies_on_it(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, tick_bc_busy(&f->bc));
 	enter(f, 1, 100);
 	KUNIT_EXPECT_TRUE(test, tick_bc_busy(&f->bc));
-	tick_bc_exit(&f->bc, 1, 100, 120);
+	exit_at(&f->bc, 1, 100, 120);
 	KUNIT_EXPECT_TRUE(test, tick_bc_busy(&f->bc));
 	tick_bc_expire(&f->bc, 0, 120, f->wake);
 	KUNIT_EXPECT_FALSE(test, tick_bc_busy(&f->bc));
@@ -713,7 +758,7 @@ static void offline_clears_every_trace(struct kunit *test)
 	tick_bc_control(&f->bc, 2, TICK_BROADCAST_ON);
 	enter(f, 1, 100);
 	enter(f, 2, 100);
-	tick_bc_exit(&f->bc, 2, 100, 150);
+	exit_at(&f->bc, 2, 100, 150);
 	tick_bc_offline(&f->bc, 1);
 	tick_bc_offline(&f->bc, 2);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.on));
@@ -732,7 +777,7 @@ static void pull_moves_the_hrtimer_and_unforces(struct kunit *test)
 
 	enter(f, 0, 100);	/* CPU 0 arms it on itself and backs out */
 	enter(f, 1, 150);
-	tick_bc_exit(&f->bc, 1, 150, 120);
+	exit_at(&f->bc, 1, 150, 120);
 	/* CPU 2, the control CPU, is forced. */
 	f->bc.armed = 100;
 	__set_bit(2, f->bc.force);
@@ -760,7 +805,7 @@ static void pull_takes_a_timer_the_hotplug_code_moved(struct kunit *test)
 	f->caller = -1;
 	KUNIT_ASSERT_EQ(test, f->owner, 1);
 	enter(f, 4, 150);
-	tick_bc_exit(&f->bc, 4, 150, 120);
+	exit_at(&f->bc, 4, 150, 120);
 	/* CPU 2, the control CPU, is forced ... */
 	__set_bit(2, f->bc.force);
 	f->bc.nr_force++;
@@ -834,7 +879,7 @@ static void coalescing_off_wakes_only_the_due(struct kunit *test)
 	enter(f, 2, 130);
 	tick_bc_expire(&f->bc, 0, 100, f->wake);
 	KUNIT_EXPECT_TRUE(test, woken(f, 2));
-	tick_bc_exit(&f->bc, 2, 130, 101);
+	exit_at(&f->bc, 2, 130, 101);
 
 	KUNIT_ASSERT_EQ(test, tick_bc_set_window(&f->bc, 0), 0);
 	KUNIT_EXPECT_EQ(test, enter(f, 2, 130), TICK_BC_ENTER_QUEUED);
@@ -907,7 +952,7 @@ static void coalesced_cpu_reentering_for_the_same_time_is_queued(struct kunit *t
 	enter(f, 2, 130);
 	tick_bc_expire(&f->bc, 0, 100, f->wake);
 	KUNIT_EXPECT_TRUE(test, woken(f, 2));
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 2, 130, 101), TICK_BC_EXIT_WOKEN);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 2, 130, 101), TICK_BC_EXIT_WOKEN);
 	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 2, 130, &out), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_TRUE(test, out.stop_local);
 	KUNIT_EXPECT_TRUE(test, tick_bc_sleeping(&f->bc, 2));
@@ -926,7 +971,7 @@ static void coalescing_runs_this_cpu_early_too(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, woken(f, 2));
 	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.pending));
 	/* Its exit sees a future event: its local device is reprogrammed. */
-	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 2, 120, 101), TICK_BC_EXIT_REPROGRAM);
+	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 2, 120, 101), TICK_BC_EXIT_REPROGRAM);
 	KUNIT_EXPECT_EQ(test, enter(f, 2, 120), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_EQ(test, f->armed_at, 120);
 }
@@ -1332,7 +1377,7 @@ static void sim_exit(struct sim *s, unsigned int cpu)
 	enum tick_bc_exit_action act;
 
 	s->f->caller = cpu;
-	act = tick_bc_exit(&s->f->bc, cpu, wakeup, s->now);
+	act = exit_at(&s->f->bc, cpu, wakeup, s->now);
 	switch (m->state) {
 	case M_ASLEEP:
 		m->handed = false;
@@ -1777,6 +1822,7 @@ static struct kunit_case tick_broadcast_core_cases[] = {
 	KUNIT_CASE(enter_without_event_never_arms),
 	KUNIT_CASE(exit_reprograms_a_future_event),
 	KUNIT_CASE(exit_after_expiry_forces_the_cpu),
+	KUNIT_CASE(expiry_between_exit_and_late_step),
 	KUNIT_CASE(exit_expired_before_device_due_reprograms),
 	KUNIT_CASE(exit_without_enter_is_a_noop),
 	KUNIT_CASE(pending_exit_does_not_reprogram),
@@ -1858,7 +1904,7 @@ static u64 bench_core_expire(struct kunit *test, unsigned int n, u64 *ns)
 		tick_bc_expire(&f->bc, 0, 1000, f->wake);
 		ns[i] = ktime_get_ns() - t0;
 		KUNIT_ASSERT_TRUE(test, woken(f, 1));
-		tick_bc_exit(&f->bc, 1, 2000, 1001);
+		exit_at(&f->bc, 1, 2000, 1001);
 	}
 	return bench_median(ns, BENCH_ROUNDS);
 }
