@@ -37,7 +37,7 @@ scenario: ## one QEMU scenario: NAME=hpet-halt TREE=base (NAME=all: every one)
 	$(TB) scenario $(or $(NAME),all) $(or $(TREE),ours)
 
 # make bench RUNS=2 SCALING_RUNS=1: fewer boots per kernel and workload;
-# WORKLOADS=arm64-halt,arm64-irqoff: only those; PART=coalesce,
+# WORKLOADS=arm64-halt,arm64-irqoff: only those; PART=coalesce, counts,
 # deterministic or storm: only that part.
 BENCH_ARGS := $(if $(RUNS),--runs $(RUNS)) $(if $(SCALING_RUNS),--scaling-runs $(SCALING_RUNS)) \
 	      $(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(PART),--part $(PART))

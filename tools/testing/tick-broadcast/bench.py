@@ -79,12 +79,21 @@ vCPUs run in turn in this mode, so the last CPU out waits for the others'
 work whatever the kernel; no lock is ever contended (a vCPU runs until it
 idles), which is what the mode hides.
 
+Counts (--part counts runs only this; counts.py): each kernel booted
+under ICOUNT with a QEMU plugin (plugin/tbcount.c) that counts, per
+enter, exit and expiry, the instructions executed, those under
+tick_broadcast_lock, device accesses and IPIs, for counts.COUNT_SETS (x86
+HPET and arm64 hrtimer, 4 and 16 vCPUs, random deadlines and the storm),
+twice each to show the counts repeat; and a cost model that prices them
+with per-access costs of real hardware.
+
 Output: one table per workload on stdout and in bench.txt, raw data in
 raw.json and every boot's logs, the lateness CDFs in lateness-cdf.png,
 all under $TB_CACHE/runs/bench/.
 """
 
 import argparse
+import dataclasses
 import json
 import re
 import shutil
@@ -95,6 +104,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import coalesce
+import counts
 import firmware
 import guestdata
 import hops
@@ -193,7 +203,7 @@ COALESCE_W_US = (0, 100, 500, 2000)
 COALESCE_PLAN = ['snap:start', 'deep:on', 'snap:mid', 'trace:on', f'lat:bc:{SAMPLES}',
 		 'snap:end', 'trace:off:bc']
 COALESCE_EVENTS = 'tb.events=tick_bc:tick_bc_enter+tick_bc:tick_bc_expire'
-PARTS_RUN = ('all', 'coalesce', 'deterministic', 'storm')
+PARTS_RUN = ('all', 'coalesce', 'deterministic', 'storm', 'counts')
 # QEMU's deterministic clock (scenarios.ICOUNT). A device access (HPET,
 # LAPIC, arch timer) costs one instruction there, so device costs are
 # left out.
@@ -805,7 +815,7 @@ def cmd_bench(args: argparse.Namespace) -> None:
 		names = [n for n in names if n in ('hpet-halt', 'arm64-halt')] or ['hpet-halt']
 	elif part == 'deterministic':
 		names = [n for n in names if n in DET_WORKLOADS] or list(DET_WORKLOADS)
-	elif part == 'storm':
+	elif part in ('storm', 'counts'):
 		names = ['hpet-halt']
 	for arch, variant in sorted({(WORKLOADS[n].arch, WORKLOADS[n].variant)
 				     for n in names}):
@@ -822,8 +832,13 @@ def cmd_bench(args: argparse.Namespace) -> None:
 		     if w in names and part in ('all', 'coalesce')]
 	det_names = [n for n in names if n in DET_WORKLOADS] if part in ('all', 'deterministic') else []
 	storm = x86 and part in ('all', 'storm')
+	count_sets = counts.COUNT_SETS if part in ('all', 'counts') else ()
+	for arch, variant in sorted({(s.arch, s.variant) for s in count_sets}):
+		for tree in TREES:
+			workspace.build_or_die(tree, variant, arch=arch)
 	nboots = args.runs * (len(COALESCE_W_US) + 1) * len(co_arches)
 	nboots += storm * STORM_RUNS * len(STORM_SMP) * len(TREES)
+	nboots += len(count_sets) * counts.COUNT_REPEAT * len(TREES)
 	nboots += DET_RUNS * len(TREES) * sum(1 + WORKLOADS[n].arat for n in det_names)
 	if not only:
 		nboots += (args.runs * (len(names) + sum(WORKLOADS[n].arat for n in names) + x86)
@@ -836,6 +851,9 @@ def cmd_bench(args: argparse.Namespace) -> None:
 		raw['deterministic'] = run_deterministic(outroot, DET_RUNS, det_names)
 	if storm:
 		raw['storm'] = run_storm(outroot)
+	count_raw = counts.run_counts(outroot, count_sets) if count_sets else {}
+	raw['counts'] = {k: {t: [dataclasses.asdict(r) for r in rs] for t, rs in v.items()}
+			 for k, v in count_raw.items()}
 	(outroot / 'raw.json').write_text(json.dumps(raw, indent=1, default=str))
 	parts = ['Only ratios within this one run count: the machine is shared and noisy,',
 		 'and absolute figures drift between invocations. QEMU TCG, 2 host cores:',
@@ -853,6 +871,8 @@ def cmd_bench(args: argparse.Namespace) -> None:
 		parts += [deterministic_table(name, raw['deterministic']), '']
 	if storm:
 		parts += [storm_table(raw['storm']), '']
+	if count_raw:
+		parts += [counts.report(count_raw, count_sets), counts.costs_table(), '']
 	parts.append(f'bench: {time.time() - t0:.0f} s (builds {built:.0f} s)')
 	text = '\n'.join(parts)
 	(outroot / 'bench.txt').write_text(text + '\n')

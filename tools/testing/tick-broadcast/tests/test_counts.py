@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0
+"""counts: the plugin's output read back, per operation and per wakeup."""
+
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+import counts
+
+# what plugin/tbcount.c writes: a phase before the measured one, the
+# measured one (enter and exit of one function from two call sites, the
+# expiry), and a phase after
+OUTPUT = """phase 0 overflow=0
+total calls=0 insns=99
+lock - calls=0 insns=0
+end 0
+phase 1 overflow=0
+total calls=0 insns=100000 fn:clock_read=30 rd:HPET_counter=4 wr:HPET=6
+lock - calls=1 insns=50
+op oneshot_control 0xffffffff81001005 calls=10 insns=2000 fn:clock_read=10
+lock oneshot_control 0xffffffff81001005 calls=10 insns=600
+op oneshot_control 0xffffffff81001105 calls=8 insns=1600 fn:clock_read=8
+lock oneshot_control 0xffffffff81001105 calls=8 insns=400 wr:HPET=2
+op expiry 0xffffffff81002005 calls=4 insns=1200 wr:HPET=4 wr:LAPIC_ICR=6 rd:HPET=4
+lock expiry 0xffffffff81002005 calls=4 insns=800
+end 1
+phase 2 overflow=0
+total calls=0 insns=5
+end 2
+"""
+
+
+class Parse(unittest.TestCase):
+	def run_of(self) -> counts.Run:
+		ph = counts.parse(OUTPUT)[1]
+		kinds = {0xffffffff81001005: 'enter', 0xffffffff81001105: 'exit'}
+		with mock.patch.object(counts, 'control_kind', lambda vmlinux, ret, arch: kinds[ret]):
+			ops = counts.operations(ph, counts.Path('/nonexistent'), 'x86_64')
+		return counts.Run('done', ops, ph.scopes['total'], ph.scopes['lock -'], ph.overflow)
+
+	def test_phases(self):
+		phases = counts.parse(OUTPUT)
+		self.assertEqual(len(phases), 3)
+		self.assertEqual(phases[1].scopes['total']['fn:clock read'], 30)
+		self.assertEqual(phases[1].scopes['op expiry 0xffffffff81002005']['wr:LAPIC ICR'], 6)
+
+	def test_per_call_and_per_wakeup(self):
+		rows = counts.rows_of(self.run_of())
+		self.assertEqual(rows[('enter', 'calls')], 10)
+		self.assertEqual(rows[('enter', 'instructions')], 200)
+		self.assertEqual(rows[('enter', 'serial instructions (under the lock)')], 60)
+		self.assertEqual(rows[('exit', 'device accesses under the lock')], 0.25)
+		self.assertEqual(rows[('expiry', 'IPIs (ICR writes)')], 1.5)
+		# per wakeup: everything the three operations did, per exit
+		self.assertEqual(rows[('per wakeup', 'instructions')], (2000 + 1600 + 1200) / 8)
+		self.assertEqual(rows[('per wakeup', 'serial instructions (under the lock)')],
+				 (600 + 400 + 800) / 8)
+		self.assertEqual(rows[('per wakeup', 'expiries')], 0.5)
+
+	def test_table_and_model(self):
+		r = self.run_of()
+		text = counts.counts_table('t', {'base': [r, r], 'ours': [r]})
+		self.assertIn('base identical over 2 boots', text)
+		self.assertIn('ours DIFFER over 1 boots', text)
+		model = counts.model({'base': [r]})
+		self.assertEqual(len(model), 1)
+		# serial: 1800 instructions and 2 HPET writes, 22 sections of 2 lines
+		serial_ns = (1800 * 0.33 + 2 * 100) / 8 + 22 / 8 * counts.LINES_PER_SECTION * 50
+		self.assertIn(f'| {serial_ns:.0f} |', model[0])
+		# the enter: 2000 instructions in all, 600 under the lock, per 10 calls
+		self.assertIn(f'| {2000 * 0.33 / 10:.0f} / {600 * 0.33 / 10:.0f} |', model[0])
+
+
+class Plugin(unittest.TestCase):
+	def test_builds_warning_free(self):
+		with tempfile.TemporaryDirectory() as d:
+			with mock.patch.object(counts.workspace, 'CACHE', Path(d)):
+				so = counts.plugin()
+			self.assertTrue(so.exists())
+
+
+if __name__ == '__main__':
+	unittest.main()
