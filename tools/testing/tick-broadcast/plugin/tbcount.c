@@ -10,17 +10,17 @@
  * The configuration (counts.py writes it from the kernel's System.map)
  * has one item a line, addresses in hex:
  *
+ *   arch NAME		x86_64 or arm64: how instructions are decoded
  *   kernel LO HI	instrument only guest code in [LO, HI)
- *   text LO HI		the broadcast's own code: a lock call from here
- *			opens a lock section
  *   op NAME ADDR	a function whose calls are counted with everything
  *			they execute until they return (an "operation")
- *   lock ADDR		a lock function: called from text, it opens a
- *			lock section on that vCPU
- *   unlock ADDR	an unlock function: called from text, it closes it
- *   lockvar ADDR	the lock's address, where the kernel inlines its lock
- *			functions (arm64): a store to it from text opens a
- *			lock section, the next one closes it
+ *   lockvar ADDR	the lock: an acquiring store to it (x86: a locked
+ *			instruction; arm64: not a store-release) opens a lock
+ *			section on that vCPU, a releasing one closes it
+ *   wait ADDR		the lock's slow path: what runs in it is waiting,
+ *			counted apart (wait scopes), in no operation and no
+ *			lock section; if it touched the lock, the lock is
+ *			held when it returns
  *   fn NAME ADDR	a function whose entries are counted
  *   mmio NAME LO HI	guest-physical range whose reads and writes are
  *			counted
@@ -29,17 +29,19 @@
  * Every event (instructions of a translation block, a counted function's
  * entry, an access to a counted range) is added to the phase's total, to
  * every operation open on that vCPU and, inside a lock section, to the
- * lock scope of the innermost operation (or of none). At each marker the
- * phase's counts are written to the output file and the counters start
- * again from zero.
+ * lock scope of the innermost operation (or of none); while the vCPU
+ * waits for the lock, only to the total and the innermost operation's
+ * wait scope. At each marker the phase's counts are written to the output
+ * file and the counters start again from zero.
  *
  * An operation ends when its function returns: the plugin keeps, per
  * vCPU, the call depth since the operation's entry, from the last
  * instruction of each translation block (a call adds one, a return takes
- * one; retpolines and return thunks balance). Interrupt entries and exits
- * are neither. Operations are told apart by their call site (the end of
- * the call instruction that reached them), so that, for instance, the
- * enter and the exit call of one function are two rows.
+ * one; retpolines and return thunks balance; a return out of a tail
+ * call leaves the caller too). Interrupt entries and exits are neither.
+ * Operations are told apart by their call site (the end of the call
+ * instruction that reached them), so that, for instance, the enter and
+ * the exit call of one function are two rows.
  *
  * A block's instructions are counted when the next block of its vCPU
  * starts, that is once it ran to its end; a block cut short by an
@@ -98,7 +100,6 @@ int qemu_plugin_n_max_vcpus(void);
 EXPORT int qemu_plugin_version = 1;
 
 #define MAX_ITEMS	32
-#define MAX_TEXT	256
 #define MAX_SITES	64
 #define MAX_VCPUS	256
 #define MAX_DEPTH	8
@@ -111,78 +112,60 @@ struct block {
 	uint64_t end;		/* the address after its last instruction */
 	unsigned int n;		/* instructions */
 	enum last_insn last;
-	bool in_text;		/* its last instruction is in the broadcast's text */
 	int op;			/* an op entry: its index, else -1 */
 	int fn;			/* a counted function's entry: its index, else -1 */
-	bool lock, unlock, marker;
+	bool wait, marker;
 	struct insn_info {
 		uint64_t vaddr;
 		uint64_t end;
-		bool in_text;
+		bool release;	/* a store by it releases a lock */
 	} insn[];
 };
 
 struct counts {
-	uint64_t calls;		/* of a site; lock sections of a lock scope */
+	uint64_t calls;		/* of a site; lock sections or waits of a scope */
 	uint64_t insns;
 	uint64_t fn[MAX_ITEMS];
 	uint64_t rd[MAX_ITEMS], wr[MAX_ITEMS];
 };
 
-/* An operation's call site and the lock sections opened under it. */
+/* An operation's call site, its lock sections and its waits for the lock. */
 struct site {
 	int op;
 	uint64_t ret;		/* -1: entered other than by a call */
-	struct counts c, lock;
+	struct counts c, lock, wait;
 };
 
 struct frame {
-	int site;
+	int site;		/* the operation's (or, waiting, the innermost operation's) */
 	int depth;		/* calls made and not returned from since its entry */
+	bool wait;		/* the lock's slow path */
+	bool on_lock;		/* waiting: it touched the lock */
 };
 
 struct vcpu {
 	struct frame stack[MAX_DEPTH];
-	int n;			/* open operations */
+	int n;			/* open frames */
+	int waiting;		/* open wait frames */
 	int lock_site;		/* lock section open: its scope (site, or -1 for none) */
 	bool locked;
+	uint64_t io_end;	/* the end of the instruction of its last device access */
 	const struct block *prev;
 };
 
 static struct { char name[48]; uint64_t addr; } ops[MAX_ITEMS], fns[MAX_ITEMS];
 static struct { char name[48]; uint64_t lo, hi; } mmio[MAX_ITEMS];
 static int n_ops, n_fns, n_mmio;
-static uint64_t locks[MAX_ITEMS], unlocks[MAX_ITEMS];
-static int n_locks, n_unlocks;
-static uint64_t text_lo[MAX_TEXT], text_hi[MAX_TEXT];
-static int n_text;
-static uint64_t kernel_lo, kernel_hi = UINT64_MAX, marker = UINT64_MAX, lockvar;
+static uint64_t kernel_lo, kernel_hi = UINT64_MAX, marker = UINT64_MAX, lockvar, wait_fn;
 static bool is_arm64;
 
-static struct counts total, nolock;	/* nolock: lock sections outside any op */
+static struct counts total, nolock, nowait;	/* lock sections and waits outside any op */
 static struct site sites[MAX_SITES];
 static int n_sites;
 static uint64_t overflow;		/* sites or stack entries that did not fit */
 static struct vcpu vcpus[MAX_VCPUS];
 static unsigned int phase;
-static uint64_t io_end;		/* the end of the instruction of the last device access */
 static FILE *out;
-
-static bool in_text(uint64_t a)
-{
-	for (int i = 0; i < n_text; i++)
-		if (a >= text_lo[i] && a < text_hi[i])
-			return true;
-	return false;
-}
-
-static bool among(const uint64_t *v, int n, uint64_t a)
-{
-	for (int i = 0; i < n; i++)
-		if (v[i] == a)
-			return true;
-	return false;
-}
 
 /* How a block's last instruction changes the call depth. */
 static enum last_insn classify(const uint8_t *p, size_t len)
@@ -219,11 +202,51 @@ static enum last_insn classify(const uint8_t *p, size_t len)
 	return LAST_OTHER;
 }
 
+/*
+ * Whether a store by this instruction releases a lock: on arm64 a
+ * store-release (stlr, stlrb, stlrh); on x86 anything but a locked
+ * instruction or xchg, which is how a lock is taken.
+ */
+static bool releases(const uint8_t *p, size_t len)
+{
+	if (is_arm64) {
+		uint32_t w;
+
+		if (len != 4)
+			return false;
+		memcpy(&w, p, 4);
+		return (w & 0x3ffffc00) == 0x089ffc00;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] == 0xf0)
+			return false;			/* lock prefix */
+		if (p[i] != 0x66 && p[i] != 0x2e && p[i] != 0x3e && (p[i] & 0xf0) != 0x40)
+			return p[i] != 0x86 && p[i] != 0x87;	/* xchg */
+	}
+	return true;
+}
+
+static int innermost(const struct vcpu *v)
+{
+	return v->n ? v->stack[v->n - 1].site : -1;
+}
+
 static void each_scope(unsigned int cpu, void (*fn)(struct counts *c, void *arg), void *arg)
 {
 	struct vcpu *v = &vcpus[cpu];
 
 	fn(&total, arg);
+	if (v->waiting) {
+		int s = -1;
+
+		for (int i = v->n - 1; i >= 0; i--)
+			if (v->stack[i].wait) {
+				s = v->stack[i].site;
+				break;
+			}
+		fn(s >= 0 ? &sites[s].wait : &nowait, arg);
+		return;
+	}
 	for (int i = 0; i < v->n; i++)
 		if (v->stack[i].site >= 0)
 			fn(&sites[v->stack[i].site].c, arg);
@@ -272,25 +295,33 @@ static void print_counts(const char *what, const struct counts *c)
 
 static void end_phase(void)
 {
+	static const char *const kind[] = { "op", "lock", "wait" };
 	char what[128];
+	int open = 0;
 
-	fprintf(out, "phase %u overflow=%" PRIu64 "\n", phase, overflow);
+	for (int i = 0; i < MAX_VCPUS; i++)
+		open += vcpus[i].n;
+	fprintf(out, "phase %u overflow=%" PRIu64 " open=%d\n", phase, overflow, open);
 	print_counts("total", &total);
 	print_counts("lock -", &nolock);
+	print_counts("wait -", &nowait);
 	for (int i = 0; i < n_sites; i++) {
-		snprintf(what, sizeof(what), "op %s %#" PRIx64, ops[sites[i].op].name, sites[i].ret);
-		print_counts(what, &sites[i].c);
-		snprintf(what, sizeof(what), "lock %s %#" PRIx64, ops[sites[i].op].name, sites[i].ret);
-		print_counts(what, &sites[i].lock);
+		const struct counts *c[] = { &sites[i].c, &sites[i].lock, &sites[i].wait };
+
+		for (int k = 0; k < 3; k++) {
+			snprintf(what, sizeof(what), "%s %s %#" PRIx64, kind[k],
+				 ops[sites[i].op].name, sites[i].ret);
+			print_counts(what, c[k]);
+		}
+		memset(&sites[i].c, 0, sizeof(sites[i].c));
+		memset(&sites[i].lock, 0, sizeof(sites[i].lock));
+		memset(&sites[i].wait, 0, sizeof(sites[i].wait));
 	}
 	fprintf(out, "end %u\n", phase);
 	fflush(out);
 	memset(&total, 0, sizeof(total));
 	memset(&nolock, 0, sizeof(nolock));
-	for (int i = 0; i < n_sites; i++) {
-		memset(&sites[i].c, 0, sizeof(sites[i].c));
-		memset(&sites[i].lock, 0, sizeof(sites[i].lock));
-	}
+	memset(&nowait, 0, sizeof(nowait));
 	overflow = 0;
 	phase++;
 }
@@ -298,8 +329,35 @@ static void end_phase(void)
 static void open_lock(struct vcpu *v)
 {
 	v->locked = true;
-	v->lock_site = v->n ? v->stack[v->n - 1].site : -1;
+	v->lock_site = innermost(v);
 	(v->lock_site >= 0 ? &sites[v->lock_site].lock : &nolock)->calls++;
+}
+
+static void push(struct vcpu *v, int site, bool wait)
+{
+	if (v->n == MAX_DEPTH) {
+		overflow++;
+		return;
+	}
+	v->stack[v->n] = (struct frame){ .site = site, .wait = wait };
+	v->n++;
+	v->waiting += wait;
+}
+
+/* The frame on top returned. */
+static void pop(struct vcpu *v)
+{
+	struct frame *f = &v->stack[--v->n];
+
+	if (f->wait) {
+		v->waiting--;
+		if (f->on_lock && !v->locked && !v->waiting)
+			open_lock(v);		/* the slow path returns holding it */
+	} else if (v->locked && v->lock_site == f->site) {
+		v->locked = false;		/* returned holding the lock */
+	}
+	if (v->n)
+		v->stack[v->n - 1].depth--;
 }
 
 static void block_exec(unsigned int cpu, void *udata)
@@ -319,38 +377,31 @@ static void block_exec(unsigned int cpu, void *udata)
 	 * Under -icount a block that reaches a device access before its last
 	 * instruction is abandoned before the access, and QEMU runs the
 	 * instructions up to it in a block of their own, which calls no
-	 * plugin back but for the access; this block then starts right after
-	 * the access, inside the one before. The one before ran only up to
-	 * here: count that, and not its end.
+	 * plugin back but for the access. The block before then ran only up
+	 * to the end of the access: count that, and not its end.
 	 */
-	cut = prev && io_end == b->vaddr && b->vaddr > prev->vaddr && b->vaddr < prev->end;
-	io_end = 0;
+	cut = prev && v->io_end > prev->vaddr && v->io_end < prev->end;
 	if (prev) {
 		unsigned int n = prev->n;
 
 		if (cut)
-			for (n = 0; n < prev->n && prev->insn[n].vaddr < b->vaddr; n++)
+			for (n = 0; n < prev->n && prev->insn[n].vaddr < v->io_end; n++)
 				;
 		each_scope(cpu, add_insns, &n);
 	}
+	v->io_end = 0;
 	if (prev && v->n && !cut) {
 		if (prev->last == LAST_CALL) {
 			v->stack[v->n - 1].depth++;
 		} else if (prev->last == LAST_RET) {
 			/*
-			 * A return out of an operation is one out of the call
-			 * that reached it, made at its parent's level; after a
+			 * A return out of a frame is one out of the call that
+			 * reached it, made at its parent's level (pop()); after a
 			 * tail call it returns out of the parent too.
 			 */
 			v->stack[v->n - 1].depth--;
-			while (v->n && v->stack[v->n - 1].depth < 0) {
-				struct frame *f = &v->stack[--v->n];
-
-				if (v->locked && v->lock_site == f->site)
-					v->locked = false;	/* returned holding the lock */
-				if (v->n)
-					v->stack[v->n - 1].depth--;
-			}
+			while (v->n && v->stack[v->n - 1].depth < 0)
+				pop(v);
 		}
 	}
 
@@ -358,26 +409,18 @@ static void block_exec(unsigned int cpu, void *udata)
 		end_phase();
 
 	if (b->op >= 0) {
-		uint64_t ret = prev && prev->last == LAST_CALL ? prev->end : UINT64_MAX;
+		uint64_t ret = prev && prev->last == LAST_CALL && !cut ? prev->end : UINT64_MAX;
 		int s = site_of(b->op, ret);
 
-		if (v->n < MAX_DEPTH) {
-			v->stack[v->n].site = s;
-			v->stack[v->n].depth = 0;
-			v->n++;
-			if (s >= 0)
-				sites[s].c.calls++;
-		} else {
-			overflow++;
-		}
+		push(v, s, false);
+		if (s >= 0)
+			sites[s].c.calls++;
 	}
+	if (b->wait) {
+		int s = innermost(v);
 
-	if (prev && prev->last == LAST_CALL && prev->in_text) {
-		if (b->lock && !v->locked) {
-			open_lock(v);
-		} else if (b->unlock) {
-			v->locked = false;
-		}
+		push(v, s, true);
+		(s >= 0 ? &sites[s].wait : &nowait)->calls++;
 	}
 
 	if (b->fn >= 0) {
@@ -406,23 +449,27 @@ static void mem_access(unsigned int cpu, qemu_plugin_meminfo_t info, uint64_t va
 {
 	const struct insn_info *insn = udata;
 	struct qemu_plugin_hwaddr *hw;
+	struct vcpu *v;
 	uint64_t pa;
 
 	if (cpu >= MAX_VCPUS)
 		return;
-	if (lockvar && vaddr == lockvar && insn->in_text && qemu_plugin_mem_is_store(info)) {
-		struct vcpu *v = &vcpus[cpu];
-
-		if (v->locked)
-			v->locked = false;
-		else
-			open_lock(v);
+	v = &vcpus[cpu];
+	if (lockvar && vaddr >= lockvar && vaddr < lockvar + 4) {
+		if (v->waiting) {
+			v->stack[v->n - 1].on_lock |= v->stack[v->n - 1].wait;
+		} else if (qemu_plugin_mem_is_store(info)) {
+			if (insn->release)
+				v->locked = false;
+			else if (!v->locked)
+				open_lock(v);
+		}
 		return;
 	}
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (!hw || !qemu_plugin_hwaddr_is_io(hw))
 		return;
-	io_end = insn->end;
+	v->io_end = insn->end;
 	pa = qemu_plugin_hwaddr_phys_addr(hw);
 	for (int i = 0; i < n_mmio; i++) {
 		if (pa >= mmio[i].lo && pa < mmio[i].hi) {
@@ -452,7 +499,6 @@ static void block_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	b->n = n;
 	b->end = qemu_plugin_insn_vaddr(last) + qemu_plugin_insn_size(last);
 	b->last = classify(qemu_plugin_insn_data(last), qemu_plugin_insn_size(last));
-	b->in_text = in_text(qemu_plugin_insn_vaddr(last));
 	b->op = b->fn = -1;
 	for (int i = 0; i < n_ops; i++)
 		if (ops[i].addr == va)
@@ -460,20 +506,19 @@ static void block_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	for (int i = 0; i < n_fns; i++)
 		if (fns[i].addr == va)
 			b->fn = i;
-	for (size_t i = 0; i < n; i++) {
-		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-
-		b->insn[i].vaddr = qemu_plugin_insn_vaddr(insn);
-		b->insn[i].end = b->insn[i].vaddr + qemu_plugin_insn_size(insn);
-		b->insn[i].in_text = in_text(b->insn[i].vaddr);
-	}
-	b->lock = among(locks, n_locks, va);
-	b->unlock = among(unlocks, n_unlocks, va);
+	b->wait = va == wait_fn;
 	b->marker = va == marker;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_exec, QEMU_PLUGIN_CB_NO_REGS, b);
-	for (size_t i = 0; i < n; i++)
-		qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i), mem_access,
-						 QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, &b->insn[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		size_t len = qemu_plugin_insn_size(insn);
+
+		b->insn[i].vaddr = qemu_plugin_insn_vaddr(insn);
+		b->insn[i].end = b->insn[i].vaddr + len;
+		b->insn[i].release = releases(qemu_plugin_insn_data(insn), len);
+		qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW, &b->insn[i]);
+	}
 }
 
 static void at_exit(qemu_plugin_id_t id, void *udata)
@@ -496,10 +541,6 @@ static int read_config(const char *path)
 		if (sscanf(line, "kernel %" SCNx64 " %" SCNx64, &a, &b) == 2) {
 			kernel_lo = a;
 			kernel_hi = b;
-		} else if (sscanf(line, "text %" SCNx64 " %" SCNx64, &a, &b) == 2 &&
-			   n_text < MAX_TEXT) {
-			text_lo[n_text] = a;
-			text_hi[n_text++] = b;
 		} else if (sscanf(line, "op %47s %" SCNx64, name, &a) == 2 && n_ops < MAX_ITEMS) {
 			strcpy(ops[n_ops].name, name);
 			ops[n_ops++].addr = a;
@@ -511,18 +552,16 @@ static int read_config(const char *path)
 			strcpy(mmio[n_mmio].name, name);
 			mmio[n_mmio].lo = a;
 			mmio[n_mmio++].hi = b;
-		} else if (sscanf(line, "lock %" SCNx64, &a) == 1 && n_locks < MAX_ITEMS) {
-			locks[n_locks++] = a;
-		} else if (sscanf(line, "unlock %" SCNx64, &a) == 1 && n_unlocks < MAX_ITEMS) {
-			unlocks[n_unlocks++] = a;
 		} else if (sscanf(line, "lockvar %" SCNx64, &a) == 1) {
 			lockvar = a;
+		} else if (sscanf(line, "wait %" SCNx64, &a) == 1) {
+			wait_fn = a;
 		} else if (sscanf(line, "marker %" SCNx64, &a) == 1) {
 			marker = a;
 		} else if (sscanf(line, "arch %15s", kind) == 1) {
 			is_arm64 = !strcmp(kind, "arm64");
 		} else if (line[0] != '#' && line[0] != '\n') {
-			fprintf(stderr, "tbcount: %s: cannot read: %s", path, line);
+			fprintf(stderr, "tbcount: %s: not understood (or too many): %s", path, line);
 			fclose(f);
 			return -1;
 		}

@@ -11,11 +11,11 @@ import counts
 # what plugin/tbcount.c writes: a phase before the measured one, the
 # measured one (enter and exit of one function from two call sites, the
 # expiry), and a phase after
-OUTPUT = """phase 0 overflow=0
+OUTPUT = """phase 0 overflow=0 open=0
 total calls=0 insns=99
 lock - calls=0 insns=0
 end 0
-phase 1 overflow=0
+phase 1 overflow=0 open=0
 total calls=0 insns=100000 fn:clock_read=30 rd:HPET_counter=4 wr:HPET=6
 lock - calls=1 insns=50
 op oneshot_control 0xffffffff81001005 calls=10 insns=2000 fn:clock_read=10
@@ -24,8 +24,9 @@ op oneshot_control 0xffffffff81001105 calls=8 insns=1600 fn:clock_read=8
 lock oneshot_control 0xffffffff81001105 calls=8 insns=400 wr:HPET=2
 op expiry 0xffffffff81002005 calls=4 insns=1200 wr:HPET=4 wr:LAPIC_ICR=6 rd:HPET=4
 lock expiry 0xffffffff81002005 calls=4 insns=800
+wait expiry 0xffffffff81002005 calls=1 insns=300
 end 1
-phase 2 overflow=0
+phase 2 overflow=0 open=0
 total calls=0 insns=5
 end 2
 """
@@ -54,9 +55,17 @@ class Parse(unittest.TestCase):
 		self.assertEqual(rows[('expiry', 'IPIs (ICR writes)')], 1.5)
 		# per wakeup: everything the three operations did, per exit
 		self.assertEqual(rows[('per wakeup', 'instructions')], (2000 + 1600 + 1200) / 8)
+		# ... and the lock sections outside any operation
 		self.assertEqual(rows[('per wakeup', 'serial instructions (under the lock)')],
-				 (600 + 400 + 800) / 8)
+				 (600 + 400 + 800 + 50) / 8)
 		self.assertEqual(rows[('per wakeup', 'expiries')], 0.5)
+		# waiting for the lock is shown apart, in no operation's work
+		self.assertEqual(rows[('expiry', 'instructions waiting for the lock')], 75)
+		self.assertEqual(rows[('expiry', 'instructions')], 300)
+
+	def test_cut_line(self):
+		phases = counts.parse('phase 0 overflow=0 open=0\ntotal calls=0 insns=5\nop exp')
+		self.assertEqual(phases[0].scopes, {'total': {'calls': 0, 'insns': 5}})
 
 	def test_table_and_model(self):
 		r = self.run_of()
@@ -65,8 +74,8 @@ class Parse(unittest.TestCase):
 		self.assertIn('ours DIFFER over 1 boots', text)
 		model = counts.model({'base': [r]})
 		self.assertEqual(len(model), 1)
-		# serial: 1800 instructions and 2 HPET writes, 22 sections of 2 lines
-		serial_ns = (1800 * 0.33 + 2 * 100) / 8 + 22 / 8 * counts.LINES_PER_SECTION * 50
+		# serial: 1850 instructions and 2 HPET writes, 23 sections of 2 lines
+		serial_ns = (1850 * 0.33 + 2 * 100) / 8 + 23 / 8 * counts.LINES_PER_SECTION * 50
 		self.assertIn(f'| {serial_ns:.0f} |', model[0])
 		# the enter: 2000 instructions in all, 600 under the lock, per 10 calls
 		self.assertIn(f'| {2000 * 0.33 / 10:.0f} / {600 * 0.33 / 10:.0f} |', model[0])
