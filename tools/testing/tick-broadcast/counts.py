@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
+import guestdata
 import qemu
 import scenarios
 import workspace
@@ -49,9 +50,9 @@ OPS = {'oneshot_control': 'tick_broadcast_oneshot_control',
 LOCK_VAR = 'tick_broadcast_lock'
 # the spinlock's slow path: waiting for the lock
 WAIT = 'queued_spin_lock_slowpath'
-# the function whose entry ends a phase: the guest's snap step reads
-# /proc/uptime once (and nothing else does with tb.hb=0)
-MARKER = 'uptime_proc_show'
+# the function whose entry ends a phase: the guest's snap step reads the
+# broadcast device's sysfs current_device once, and nothing else does
+MARKER = 'current_device_show'
 
 # counted functions: (label, symbol)
 FNS: Dict[str, List[Tuple[str, str]]] = {
@@ -239,13 +240,16 @@ def operations(ph: Phase, vmlinux: Path, arch: str) -> Dict[str, Tuple[Counts, C
 
 @dataclass
 class Run:
-	"""One counted boot: the measured phase's operations, its totals and
-	the lock sections outside any operation."""
+	"""One counted boot: the measured phase's operations, its totals, the
+	lock sections outside any operation, and the timers' lateness in the
+	same run (us: p50, p99; of the last CPU out of each round in the
+	storm): how many wakeups one expiry serves depends on it."""
 	status: str
 	ops: Dict[str, Tuple[Counts, Counts]]
 	total: Counts
 	nolock: Counts
 	overflow: int
+	lateness: Tuple[float, float] = (0.0, 0.0)
 
 
 def count_boot(tree: str, arch: str, smp: int, storm: bool, outroot: Path, seed: int = 1,
@@ -263,7 +267,7 @@ def count_boot(tree: str, arch: str, smp: int, storm: bool, outroot: Path, seed:
 	plan = [s.format(n=n) for s in (PLAN_STORM if storm else PLAN_LAT)]
 	b = qemu.boot(qemu.Boot(
 		kernel=workspace.kernel_image(tree, variant, arch), plan=plan, outdir=out,
-		cmdline=scenarios.timerstop('halt') + ['tb.hb=0', 'nokaslr'], smp=smp,
+		cmdline=scenarios.timerstop('halt') + ['nokaslr'], smp=smp,
 		qemu=list(scenarios.ICOUNT) + list(RTC) + ['-plugin', f'{plugin()},cfg={out / "tbcount.cfg"},'
 						       f'out={out / "counts.txt"}'],
 		timeout=1800, seed=seed, what=f'bench {label}', arch=arch))
@@ -279,8 +283,9 @@ def count_boot(tree: str, arch: str, smp: int, storm: bool, outroot: Path, seed:
 	if odd or ph.overflow:
 		# a call site not told apart, frames that did not fit: the rows lie
 		status += f'; not counted right: sites {odd}, overflow {ph.overflow}'
+	lat = guestdata.parse(b.data).lat.get('bc', {}).get('last' if storm else 'all', {})
 	return Run(status, ops, ph.scopes.get('total', {}), ph.scopes.get('lock -', {}),
-		   ph.overflow)
+		   ph.overflow, (lat.get('p50', 0.0), lat.get('p99', 0.0)))
 
 
 # ---------------------------------------------------------------- tables
@@ -339,6 +344,7 @@ def rows_of(r: Run) -> Dict[Tuple[str, str], float]:
 				out[(op, label)] = v / n
 	if exits:
 		out[('per wakeup', 'expiries')] = r.ops.get('expiry', ({}, {}))[0].get('calls', 0) / exits
+	out[('lateness', 'p50 (us)')], out[('lateness', 'p99 (us)')] = r.lateness
 	return out
 
 
@@ -375,8 +381,8 @@ def counts_table(title: str, runs: Dict[str, List[Run]]) -> str:
 	keys: List[Tuple[str, str]] = []
 	for rows in first.values():
 		keys += [k for k in rows if k not in keys]
-	order = {op: i for i, op in enumerate(OP_ROWS + ('per wakeup',))}
-	labels = ['calls'] + [m[0] for m in METRICS] + ['expiries']
+	order = {op: i for i, op in enumerate(OP_ROWS + ('per wakeup', 'lateness'))}
+	labels = ['calls'] + [m[0] for m in METRICS] + ['expiries', 'p50 (us)', 'p99 (us)']
 	keys.sort(key=lambda k: (order[k[0]], labels.index(k[1])))
 	w = max(len(f'{a}: {b}') for a, b in keys) if keys else 20
 	trees = list(runs)
@@ -415,8 +421,9 @@ class CountSet:
 		return f'{self.arch}-smp{self.smp}-{"storm" if self.storm else "lat"}'
 
 
+CPUS64 = 'cpus64'	# the kernel variant with NR_CPUS=64 (configs/cpus64.config)
 COUNT_SETS = (CountSet('x86_64', 4, False, 100), CountSet('x86_64', 16, False, 50),
-	      CountSet('x86_64', 16, True, 100), CountSet('x86_64', 64, False, 20, 'cpus64'),
+	      CountSet('x86_64', 16, True, 100), CountSet('x86_64', 64, False, 20, CPUS64),
 	      CountSet('arm64', 4, False, 100), CountSet('arm64', 8, True, 100))
 COUNT_REPEAT = 2
 TREES = ('base', 'ours')
