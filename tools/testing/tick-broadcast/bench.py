@@ -87,8 +87,8 @@ Counts (--part counts runs only this; counts.py): each kernel booted
 under ICOUNT with a QEMU plugin (plugin/tbcount.c) that counts, per
 enter, exit and expiry, the instructions executed, those under
 tick_broadcast_lock, device accesses and IPIs, for counts.COUNT_SETS (x86
-HPET and arm64 hrtimer, 4 and 16 vCPUs, random deadlines and the storm),
-twice each to show the counts repeat; and a cost model that prices them
+HPET at 4, 16 and 64 vCPUs, arm64 hrtimer at 4 and 8; random deadlines
+and the storm), twice each to show the counts repeat; and a cost model that prices them
 with per-access costs of real hardware.
 
 Output: one table per workload on stdout and in bench.txt, raw data in
@@ -828,8 +828,12 @@ def cmd_bench(args: argparse.Namespace) -> None:
 		names = [n for n in names if n in DET_WORKLOADS] or list(DET_WORKLOADS)
 	elif part in ('storm', 'counts'):
 		names = ['hpet-halt']
-	for arch, variant in sorted({(WORKLOADS[n].arch, WORKLOADS[n].variant)
-				     for n in names}):
+	storm = 'hpet-halt' in names and part in ('all', 'storm')
+	count_sets = counts.COUNT_SETS if part in ('all', 'counts') else ()
+	builds = {(WORKLOADS[n].arch, WORKLOADS[n].variant) for n in names}
+	builds |= {(s.arch, s.variant) for s in count_sets}
+	builds |= {('x86_64', storm_variant(n)) for n in STORM_SMP} if storm else set()
+	for arch, variant in sorted(builds):
 		for tree in TREES:
 			workspace.build_or_die(tree, variant, arch=arch)
 	built = time.time() - t0
@@ -842,13 +846,6 @@ def cmd_bench(args: argparse.Namespace) -> None:
 	co_arches = [a for a, w in (('x86_64', 'hpet-halt'), ('arm64', 'arm64-halt'))
 		     if w in names and part in ('all', 'coalesce')]
 	det_names = [n for n in names if n in DET_WORKLOADS] if part in ('all', 'deterministic') else []
-	storm = x86 and part in ('all', 'storm')
-	count_sets = counts.COUNT_SETS if part in ('all', 'counts') else ()
-	variants = {(s.arch, s.variant) for s in count_sets}
-	variants |= {('x86_64', storm_variant(n)) for n in STORM_SMP} if storm else set()
-	for arch, variant in sorted(variants):
-		for tree in TREES:
-			workspace.build_or_die(tree, variant, arch=arch)
 	nboots = args.runs * (len(COALESCE_W_US) + 1) * len(co_arches)
 	nboots += storm * STORM_RUNS * len(STORM_SMP) * len(TREES)
 	nboots += len(count_sets) * counts.COUNT_REPEAT * len(TREES)

@@ -13,10 +13,8 @@ few functions from the build's System.map (config()). It counts
     both kernels): calls and everything each executes until it returns,
     callees included;
   - the serial part: instructions executed under tick_broadcast_lock,
-    from a lock call to the unlock call made by the broadcast's own code
-    (tick-broadcast*.c), the lock function's own instructions included
-    (x86); where the lock functions are inlined (arm64), from the store
-    that takes the lock to the one that releases it;
+    from the store that takes its lock word to the one that releases it;
+    waiting for it (queued_spin_lock_slowpath) is counted apart;
   - device accesses: guest-physical reads and writes of the HPET and of
     the local APIC's timer and interrupt-command registers (x86; the
     arm64 timer and GIC are system registers, counted by function below);
@@ -112,10 +110,8 @@ def one(syms: Dict[str, List[Tuple[int, int]]], name: str) -> int:
 	return v[0][0]
 
 
-def config(tree: str, arch: str, variant: str = '') -> str:
-	"""The plugin's configuration for tree's kernel (plugin/tbcount.c)."""
-	build = workspace.tree_dir(tree) / workspace.build_dir_name(variant, arch)
-	syms = symbols(build / 'vmlinux', f'{ARCHES[arch].cross}nm')
+def config(syms: Dict[str, List[Tuple[int, int]]], arch: str) -> str:
+	"""The plugin's configuration for a kernel of symbols syms (plugin/tbcount.c)."""
 	lines = [f'arch {arch}',
 		 f'kernel {one(syms, "_stext"):x} {one(syms, "_etext"):x}',
 		 f'lockvar {one(syms, LOCK_VAR):x}', f'wait {one(syms, WAIT):x}']
@@ -139,20 +135,18 @@ class Phase:
 	"""One phase of the plugin's output: scope -> counts. Scopes: total;
 	op NAME SITE (an operation's calls from one site), lock NAME SITE and
 	wait NAME SITE (the lock sections under it, its waits for the lock);
-	lock - and wait - (those outside any operation). open: frames still
-	open at the phase's end, on all vCPUs."""
+	lock - and wait - (those outside any operation)."""
 	scopes: Dict[str, Counts]
 	overflow: int
-	open: int
 
 
 def parse(text: str) -> List[Phase]:
 	phases: List[Phase] = []
 	cur: Optional[Phase] = None
 	for line in text.splitlines():
-		m = re.match(r'phase (\d+) overflow=(\d+) open=(\d+)', line)
+		m = re.match(r'phase (\d+) overflow=(\d+)', line)
 		if m:
-			cur = Phase({}, int(m.group(2)), int(m.group(3)))
+			cur = Phase({}, int(m.group(2)))
 			phases.append(cur)
 			continue
 		if cur is None or line.startswith('end '):
@@ -186,12 +180,12 @@ ARG_SET = {'x86_64': (r'mov\s+\$0x1,%edi', r'xor\s+%edi,%edi|mov\s+\$0x0,%edi'),
 	   'arm64': (r'mov\s+w0,\s*#0x1', r'mov\s+w0,\s*(#0x0|wzr)')}
 
 
-def control_kind(vmlinux: Path, ret: int, arch: str) -> str:
+def control_kind(vmlinux: Path, syms: Dict[str, List[Tuple[int, int]]], ret: int,
+		 arch: str) -> str:
 	"""'enter' or 'exit': what the call ending at ret asks for, from the
 	last instruction before it that sets the argument register (the
 	function disassembled from its start: x86 cannot be decoded from the
 	middle)."""
-	syms = symbols(vmlinux, f'{ARCHES[arch].cross}nm')
 	_, start = owner(syms, ret)
 	text = subprocess.run([f'{ARCHES[arch].cross}objdump', '-d', '--no-show-raw-insn',
 			       f'--start-address={start:#x}', f'--stop-address={ret:#x}',
@@ -208,7 +202,8 @@ def control_kind(vmlinux: Path, ret: int, arch: str) -> str:
 OP_ROWS = ('enter', 'exit', 'expiry')
 
 
-def operations(ph: Phase, vmlinux: Path, arch: str) -> Dict[str, Tuple[Counts, Counts]]:
+def operations(ph: Phase, vmlinux: Path, syms: Dict[str, List[Tuple[int, int]]],
+	       arch: str) -> Dict[str, Tuple[Counts, Counts]]:
 	"""{enter|exit|expiry|other: (its counts, its lock sections' counts)},
 	the call sites of one kind added up; its waits for the lock are in
 	its counts as wait:calls and wait:insns."""
@@ -224,7 +219,7 @@ def operations(ph: Phase, vmlinux: Path, arch: str) -> Dict[str, Tuple[Counts, C
 		elif site == (1 << 64) - 1:
 			kind = 'other'
 		else:
-			kind = kinds.setdefault(site, control_kind(vmlinux, site, arch))
+			kind = kinds.setdefault(site, control_kind(vmlinux, syms, site, arch))
 		c = dict(c)
 		for k, v in ph.scopes.get(f'wait {name} {m.group(2)}', {}).items():
 			if k in ('calls', 'insns'):
@@ -261,8 +256,9 @@ def count_boot(tree: str, arch: str, smp: int, storm: bool, outroot: Path, seed:
 	out = outroot / label
 	shutil.rmtree(out, ignore_errors=True)
 	out.mkdir(parents=True)
-	cfg = config(tree, arch, variant)
-	(out / 'tbcount.cfg').write_text(cfg)
+	vmlinux = workspace.tree_dir(tree) / workspace.build_dir_name(variant, arch) / 'vmlinux'
+	syms = symbols(vmlinux, f'{ARCHES[arch].cross}nm')
+	(out / 'tbcount.cfg').write_text(config(syms, arch))
 	n = n or 100
 	plan = [s.format(n=n) for s in (PLAN_STORM if storm else PLAN_LAT)]
 	b = qemu.boot(qemu.Boot(
@@ -276,8 +272,7 @@ def count_boot(tree: str, arch: str, smp: int, storm: bool, outroot: Path, seed:
 	if len(phases) != 3:	# before snap:mid, up to snap:end, after
 		return Run(f'{b.status}; {len(phases)} phases counted, want 3', {}, {}, {}, 0)
 	ph = phases[1]
-	vmlinux = workspace.tree_dir(tree) / workspace.build_dir_name(variant, arch) / 'vmlinux'
-	ops = operations(ph, vmlinux, arch)
+	ops = operations(ph, vmlinux, syms, arch)
 	status = b.status
 	odd = [k for k in ops if k not in OP_ROWS]
 	if odd or ph.overflow:

@@ -36,8 +36,9 @@ class Parse(unittest.TestCase):
 	def run_of(self) -> counts.Run:
 		ph = counts.parse(OUTPUT)[1]
 		kinds = {0xffffffff81001005: 'enter', 0xffffffff81001105: 'exit'}
-		with mock.patch.object(counts, 'control_kind', lambda vmlinux, ret, arch: kinds[ret]):
-			ops = counts.operations(ph, counts.Path('/nonexistent'), 'x86_64')
+		with mock.patch.object(counts, 'control_kind',
+				       lambda vmlinux, syms, ret, arch: kinds[ret]):
+			ops = counts.operations(ph, counts.Path('/nonexistent'), {}, 'x86_64')
 		return counts.Run('done', ops, ph.scopes['total'], ph.scopes['lock -'], ph.overflow)
 
 	def test_phases(self):
