@@ -23,15 +23,23 @@
   check_rows  make check's part: the steps' KUnit suites as above, one
           row per step (step/NN-slug/kunit), from the first step that
           has suites on; steps that change no source file are skipped.
+          Two steps at a time, each in its own worktree (WORKTREES):
+          their builds run side by side on a core each (a step's build
+          is mostly make's walk of the tree and the link, both serial),
+          then their suites run one after the other, alone on the host.
 
 Each build directory is incremental across the steps, so a step that
-changes kernel/time/ only rebuilds that and relinks.
+changes kernel/time/ only rebuilds that and relinks. A missing one
+starts as a copy of ours' scenario kernel's build (seed_build): the
+step kernel has its configuration.
 """
 
+import os
 import re
 import shutil
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import (AbstractSet, Callable, Iterable, Iterator, List, Optional, Sequence, Set,
 		    Tuple)
@@ -45,11 +53,13 @@ from kunitcmd import boot_args, kunit_py
 from patchset import Patch
 from results import Row, Status
 from series import BRANCH, base_repo, base_worktree, commit_series
-from stackgit import BASE_TAG, Failed, git
+from stackgit import BASE_TAG, Failed, git, run_git
 from progress import log, run_logged
 
 KUNITCONFIG = 'kernel/time/tests/.kunitconfig'
 BUILD_DIR = '.build-steps-x86_64'
+# check_rows' worktrees: as many steps are built at once.
+WORKTREES = ('series-steps', 'series-steps-2')
 # boot=True: each step's scenario kernel, and the scenario booted on it
 # (deterministic clock: about 10 s of boot, bounds independent of the
 # host's load).
@@ -64,8 +74,40 @@ BOOT_NEEDS = {
 }
 
 
-def steps_worktree(workdir: Path, pristine: Path) -> Path:
-	return base_worktree(base_repo(workdir, pristine, ''), workdir, 'series-steps')
+def steps_worktree(workdir: Path, pristine: Path, name: str = WORKTREES[0]) -> Path:
+	return base_worktree(base_repo(workdir, pristine, ''), workdir, name)
+
+
+def seed_build(wt: Path) -> None:
+	"""Start wt's missing step build directory as a copy of ours'
+	scenario kernel's build, whose configuration the step kernel has
+	(x86_64.config and the suites' fragment, kunit_args()).
+
+	The copy's files are made newer than every source of wt, then the
+	files the series sets that differ from ours' tree are made newer
+	still: kbuild rebuilds those and what depends on them, and the
+	symbols the step's Kconfig lacks (include/config/). Without a seed,
+	the first step compiles the kernel through ccache, minutes of it.
+	"""
+	dst = wt / BUILD_DIR
+	src = ws.tree_dir('ours') / ws.build_dir_name()
+	if dst.exists() or not ws.kernel_image('ours').exists():
+		return
+	log(f'steps: {wt.name}: starting from the objects of ours')
+	tmp = dst.with_name(dst.name + '.tmp')
+	shutil.rmtree(tmp, ignore_errors=True)
+	subprocess.run(['cp', '-a', str(src), str(tmp)], check=True)
+	now = time.time()
+	for root, _, files in os.walk(tmp):
+		for f in files:
+			os.utime(os.path.join(root, f), (now, now), follow_symlinks=False)
+	tmp.rename(dst)
+	ours = ws.tree_dir('ours')
+	for path in ws.desired_files('ours', ws.unpack_pristine()):
+		mine, theirs = wt / path, ours / path
+		if mine.exists() and (not theirs.exists() or
+				      mine.read_bytes() != theirs.read_bytes()):
+			os.utime(mine, (now + 2, now + 2))
 
 
 def defined_symbols(wt: Path) -> Set[str]:
@@ -191,6 +233,7 @@ def each_step(first: int = 1, last: Optional[int] = None) -> Iterator[Tuple[Patc
 		git(wt, 'checkout', '-q', '-f', '--detach', commit)
 		name = f'{p.number:02d}-{p.slug}'
 		log(f'steps: {name}')
+		seed_build(wt)
 		yield p, wt, name
 
 
@@ -230,23 +273,93 @@ def summary_row(name: str, case_rows: Sequence[Row], secs: float) -> Row:
 	return Row(f'step/{name}/kunit', Status.of(not failed and counts[Status.PASS] > 0), detail)
 
 
+def build_step(wt: Path, name: str, jobs: int) -> Tuple[int, float]:
+	"""Build the step checked out in wt: (exit status, seconds).
+
+	kunit.py config (which checks that the fragments took), then make's
+	kernel image alone: kunit.py build would also run olddefconfig a
+	second time, build the modules and write compile_commands.json, a
+	quarter of an incremental step's build.
+	"""
+	res = ws.RUNS / 'steps' / name
+	res.mkdir(parents=True, exist_ok=True)
+	rc, secs = run_logged(kunit_py('config', *kunit_args(wt, res)), res / 'config.log',
+			      f'step {name}: kunit.py config', cwd=wt, env=ws.build_env())
+	if rc:
+		shutil.copyfile(res / 'config.log', res / 'build.log')
+		return rc, secs
+	image = Path(ARCHES['x86_64'].image).name
+	make = ['make', 'ARCH=x86_64', f'O={BUILD_DIR}', f'--jobs={jobs}', f'CC={ws.cc()}', image]
+	rc, more = run_logged(make, res / 'build.log', f'step {name}: make {image}', cwd=wt,
+			      env=ws.build_env())
+	return rc, secs + more
+
+
+def exec_step(wt: Path, name: str) -> Tuple[List[Row], float]:
+	"""The step's KUnit suites, as build_step() left them in wt: (case
+	rows, seconds)."""
+	res = ws.RUNS / 'steps' / name
+	js = res / 'results.json'
+	js.unlink(missing_ok=True)
+	cmd = kunit_py('exec', '--arch', 'x86_64', '--build_dir', BUILD_DIR,
+		       *boot_args('x86_64'), f'--json={js}')
+	_, secs = run_logged(cmd, res / 'output.log', f'step {name}: KUnit', cwd=wt,
+			     env=ws.build_env())
+	return ws.kunit_rows(js.read_text() if js.exists() else '',
+			     (res / 'output.log').read_text(errors='replace'), f'step/{name}',
+			     res), secs
+
+
+def tested_steps() -> Tuple[List[Tuple[str, str]], List[Row]]:
+	"""([(commit, name)] of the steps check_rows tests, [rows of those it
+	skips]): those that have KUnit suites and change a source file."""
+	pristine = ws.unpack_pristine()
+	repo = base_repo(ws.workdir(), pristine, ws.kernel_version(pristine))
+	commit_series(repo, pristine)
+	commits = git(repo, 'rev-list', '--reverse', f'{BASE_TAG}..{BRANCH}').split()
+	todo: List[Tuple[str, str]] = []
+	skipped: List[Row] = []
+	for p, commit in zip(patchset.patches_for('ours'), commits):
+		name = f'{p.number:02d}-{p.slug}'
+		if run_git(repo, 'cat-file', '-e', f'{commit}:{KUNITCONFIG}').returncode:
+			continue
+		if not changes_source(patchset.diff_paths(p.diff_text())):
+			skipped.append(Row(f'step/{name}/kunit', Status.SKIP,
+					   'changes no source file: the step before it was tested'))
+		else:
+			todo.append((commit, name))
+	return todo, skipped
+
+
 def check_rows() -> List[Row]:
 	"""make check's rows: one per step that has KUnit suites and changes
 	a source file, its suites run on x86_64 (4 CPUs) as the step leaves
 	the tree. The steps before the suites are built by the series check;
 	a step that changes only documentation builds what the one before it
-	did."""
-	rows: List[Row] = []
-	for p, wt, name in each_step():
-		if not (wt / KUNITCONFIG).exists():
-			continue
-		if not changes_source(patchset.diff_paths(p.diff_text())):
-			rows.append(Row(f'step/{name}/kunit', Status.SKIP,
-					'changes no source file: the step before it was tested'))
-			continue
-		t0 = time.time()
-		rows.append(summary_row(name, build_and_test(wt, name), time.time() - t0))
-	return rows
+	did. len(WORKTREES) steps at a time: built side by side, tested one
+	after the other."""
+	todo, rows = tested_steps()
+	pristine = ws.unpack_pristine()
+	wts = [steps_worktree(ws.workdir(), pristine, n) for n in WORKTREES]
+	for i in range(0, len(todo), len(wts)):
+		batch = list(zip(wts, todo[i:i + len(wts)]))
+		for wt, (commit, name) in batch:
+			git(wt, 'checkout', '-q', '-f', '--detach', commit)
+			log(f'steps: {name} in {wt.name}')
+			seed_build(wt)
+		jobs = max(1, ws.JOBS // len(batch))
+		with ThreadPoolExecutor(len(batch)) as pool:
+			built = list(pool.map(lambda b: build_step(b[0], b[1][1], jobs), batch))
+		for (wt, (_, name)), (rc, secs) in zip(batch, built):
+			if rc:
+				logfile = ws.RUNS / 'steps' / name / 'build.log'
+				rows.append(Row(f'step/{name}/kunit', Status.FAIL,
+						f'build failed in {secs:.0f} s, log {logfile}:\n'
+						+ '\n'.join(ws.make_errors(logfile))))
+				continue
+			case_rows, run_secs = exec_step(wt, name)
+			rows.append(summary_row(name, case_rows, secs + run_secs))
+	return sorted(rows, key=lambda r: r.name)
 
 
 Diffs = List[Tuple[Patch, str]]

@@ -171,3 +171,57 @@ class AllFixed(unittest.TestCase):
 		row = seriessteps.all_fixed_row('p', set(), unported)
 		self.assertIs(row.status, Status.FAIL)
 		self.assertIn('some-fix', row.detail)
+
+
+class Pipeline(unittest.TestCase):
+	"""check_rows: steps built two at a time, each in its own worktree,
+	then tested one after the other; a failed build fails its step only."""
+
+	def run_rows(self, names, broken=()):
+		from unittest import mock
+		calls: List[tuple] = []
+
+		def build(wt, name, jobs):
+			calls.append(('build', wt.name, name, jobs))
+			return (1 if name in broken else 0), 10.0
+
+		def run(wt, name):
+			calls.append(('exec', wt.name, name))
+			return [Row(f'step/{name}/suite.case', Status.PASS, '')], 2.0
+
+		todo = [(f'c{i}', n) for i, n in enumerate(names)]
+		skipped: List[Row] = [Row('step/00-docs/kunit', Status.SKIP, 'changes no source file')]
+		with mock.patch.object(seriessteps, 'tested_steps', return_value=(todo, skipped)), \
+		     mock.patch.object(seriessteps, 'steps_worktree',
+				       side_effect=lambda w, p, n: Path('/nonexistent') / n), \
+		     mock.patch.object(seriessteps, 'git'), \
+		     mock.patch.object(seriessteps, 'seed_build'), \
+		     mock.patch.object(seriessteps.ws, 'unpack_pristine'), \
+		     mock.patch.object(seriessteps.ws, 'workdir'), \
+		     mock.patch.object(seriessteps.ws, 'make_errors', return_value=['error: x']), \
+		     mock.patch.object(seriessteps, 'build_step', side_effect=build), \
+		     mock.patch.object(seriessteps, 'exec_step', side_effect=run):
+			rows = seriessteps.check_rows()
+		return rows, calls
+
+	def test_two_steps_build_side_by_side_in_two_worktrees(self):
+		rows, calls = self.run_rows(['11-a', '12-b', '13-c'])
+		builds = [c for c in calls if c[0] == 'build']
+		self.assertEqual({c[1] for c in builds[:2]}, set(seriessteps.WORKTREES))
+		half = max(1, workspace.JOBS // 2)
+		self.assertEqual([c[3] for c in builds], [half, half, workspace.JOBS])
+		# both builds of a pair come before either of its KUnit runs
+		order = [c[0] for c in calls]
+		self.assertEqual(order, ['build', 'build', 'exec', 'exec', 'build', 'exec'])
+		self.assertEqual([r.name for r in rows],
+				 ['step/00-docs/kunit', 'step/11-a/kunit', 'step/12-b/kunit',
+				  'step/13-c/kunit'])
+		self.assertTrue(all(r.status is Status.PASS for r in rows[1:]))
+
+	def test_a_failed_build_fails_its_step_and_the_other_still_runs(self):
+		rows, calls = self.run_rows(['11-a', '12-b'], broken={'11-a'})
+		self.assertEqual([c[2] for c in calls if c[0] == 'exec'], ['12-b'])
+		by = {r.name: r for r in rows}
+		self.assertIs(by['step/11-a/kunit'].status, Status.FAIL)
+		self.assertIn('error: x', by['step/11-a/kunit'].detail)
+		self.assertIs(by['step/12-b/kunit'].status, Status.PASS)
