@@ -767,7 +767,7 @@ def core_table(raw: Dict[str, Any]) -> str:
 		rows.append([str(n), cell(e), cell(s), ratio(e, s)])
 	return table('== core expiry with n sleeping CPUs, one expired (KUnit '
 		     'tick_broadcast_core_bench, ns per call incl. the clock reads) ==', rows,
-		     ['n', 'ours: timerqueue', 'upstream shape: scan', 'ours/scan'])
+		     ['n', 'ours: core', 'upstream shape: scan', 'ours/scan'])
 
 
 def plot(raw: Dict[str, Any], path: Path) -> str:

@@ -82,6 +82,17 @@ class Parse(unittest.TestCase):
 		self.assertIn(f'| {2000 * 0.33 / 10:.0f} / {600 * 0.33 / 10:.0f} |', model[0])
 
 
+class MinDelta(unittest.TestCase):
+	def test_the_last_raise_counts(self):
+		console = ('clocksource: Switched to clocksource tsc\n'
+			   'CE: hpet increased min_delta_ns to 5000 nsec\n'
+			   'CE: hpet increased min_delta_ns to 7500 nsec\n')
+		self.assertEqual(counts.min_delta_us(console), 7.5)
+
+	def test_never_raised_is_zero(self):
+		self.assertEqual(counts.min_delta_us('Linux version 6.12\n'), 0.0)
+
+
 class Plugin(unittest.TestCase):
 	def test_builds_warning_free(self):
 		with tempfile.TemporaryDirectory() as d:
