@@ -20,15 +20,10 @@
  * Data structures
  * ---------------
  *
- *   sleepers   timerqueue (rbtree with cached leftmost) of the CPUs that
- *              sleep on the oneshot broadcast and have not been woken,
- *              keyed by their wakeup time. The device is armed for the
- *              leftmost node. Expiry pops the expired nodes from the left:
- *              its cost follows the number of CPUs that expired, not the
- *              number that sleep, and it reads no other CPU's tick device
- *              (a remote cache line apiece). A CPU that leaves idle before
- *              its wakeup keeps its node ("stale": queued, not in
- *              oneshot), see "Lazy dequeue" below.
+ *   wakeup     array: each CPU's wakeup time, read only for the CPUs in
+ *              oneshot. An enter writes it, KTIME_MAX for none; an expiry
+ *              that wakes the CPU sets it to KTIME_MAX, so that no later
+ *              expiry wakes it again.
  *   oneshot    bitmap: CPUs relying on the oneshot broadcast right now
  *              (between enter and exit, or handed over at the switch from
  *              periodic mode until they switch themselves).
@@ -50,9 +45,9 @@
  *              cleared when they go offline).
  *
  * Invariants, after every function returns, with
- * sleeping(cpu) = queued(cpu) && oneshot(cpu):
+ * sleeping(cpu) = oneshot(cpu) && wakeup(cpu) != KTIME_MAX:
  *
- *   I1  sleeping(cpu)  =>  !pending(cpu), and queued(cpu) => !pending(cpu)
+ *   I1  pending(cpu)  =>  wakeup(cpu) == KTIME_MAX, so !sleeping(cpu)
  *   I2  pending(cpu) =>  oneshot(cpu)
  *   I3  some CPU sleeping  =>  armed <= earliest wakeup of the sleeping
  *   I4  force(cpu)   =>  !oneshot(cpu), and nr_force counts force
@@ -72,20 +67,18 @@
  * ops->arm, and an interrupt of it always runs tick_bc_expire(), which
  * sets armed to what it arms.
  *
- * Lazy dequeue
+ * Why an array
  * ------------
  *
- * Most exits are early (another interrupt, or the idle loop polling) and
- * most of those CPUs enter again with the same wakeup time: the tick did
- * not move. Exit therefore leaves the CPU's node queued, stale, and an
- * enter whose node is queued with the same time has no queue work to do;
- * with another time it moves the node. A stale node never wakes a CPU:
- * expiry drops it when it pops it. It never arms the device either:
- * arming follows only an enter's own wakeup, and the re-arm after expiry
- * first drops the stale nodes at the left of the queue, so the device
- * is armed for a sleeping CPU. A stale node costs one pop in a later
- * expiry, on the CPU handling the interrupt, instead of a removal on
- * the idle path. Going offline and resetting a CPU remove its node.
+ * Enter and exit run around every deep idle state, under the lock every
+ * CPU of the machine takes: they write one time and one bit, whatever
+ * the number of sleepers. Expiry runs once per device interrupt and
+ * walks the oneshot bitmap a word at a time, reading the times of the
+ * CPUs in it from one array, eight to a 64-byte cache line, where a scan
+ * of the CPUs' tick devices would read a remote cache line per sleeper.
+ * Each expired CPU costs a few stores. A queue ordered by time would make
+ * the expiry follow the number of CPUs woken rather than of sleepers,
+ * but would move its cost to every enter, taken far more often.
  *
  * Coalescing
  * ----------
@@ -100,11 +93,11 @@
  *
  * No CPU is woken later because of it: arming is untouched (I3), so every
  * sleeper still has an interrupt coming no later than its wakeup time,
- * and coalescing only ever takes sleepers out of the queue earlier. No
- * CPU is woken more than W early: the expiry wakes nobody due after
- * now + W. Arming later than the earliest wakeup time would buy more
- * company for one interrupt at the price of making the earliest sleeper
- * late, so the gain can only come from waking the followers early.
+ * and coalescing only ever wakes sleepers earlier. No CPU is woken more
+ * than W early: the expiry wakes nobody due after now + W. Arming later
+ * than the earliest wakeup time would buy more company for one interrupt
+ * at the price of making the earliest sleeper late, so the gain can only
+ * come from waking the followers early.
  *
  * Each sleeper must be woken within [t - W, t], t its wakeup time. When
  * all of them are known at once, the fewest interrupts that do it is the
@@ -123,7 +116,7 @@
  * or just brought online) or low resolution is woken at its time.
  *
  * A CPU woken early that comes back to deep idle for the same wakeup
- * time is queued again like any other, and may re-arm the device for the
+ * time sleeps again like any other, and may re-arm the device for the
  * time just served: refusing it instead would leave it with nothing armed
  * for it whenever its caller ignores the refusal and stops the local
  * timer anyway (default_idle_call() on AMD's C1E erratum, acpi_pad), and
@@ -144,15 +137,15 @@
  *     +-------------------------------------------------<--+
  *                                   (resume, no reprogram)
  *
- * Enter with t == KTIME_MAX sleeps without a queue node: the tick is
+ * Enter with t == KTIME_MAX sleeps with no wakeup time: the tick is
  * stopped and no timer is queued, so nothing wakes the CPU but an
  * unrelated interrupt.
  *
  * Lifetime
  * --------
  *
- * The instance lives as long as the machine. A CPU leaves every mask and
- * the queue when it goes offline (tick_bc_offline()). Replacing the
+ * The instance lives as long as the machine. A CPU leaves every mask when
+ * it goes offline (tick_bc_offline()). Replacing the
  * device keeps all state but "armed", which restarts at KTIME_MAX, and
  * tick_bc_retrigger() arms the new device at once if anybody sleeps.
  *
@@ -187,7 +180,7 @@
  *
  * 2) Exit after the event expired, before the broadcast interrupt (force):
  *
- *      CPU0                          CPU1 (queued, t1 <= now)
+ *      CPU0                          CPU1 (sleeping, t1 <= now)
  *                                    lock; exit: reprogram; unlock
  *                                    local device: t1 expired
  *                                    lock; exit_late: force(1); unlock
@@ -199,7 +192,7 @@
  *    Reprogramming instead would let CPU1 re-enter deep idle, re-arm the
  *    broadcast device for the same expired time and ping-pong. Between
  *    the exit and its late step CPU1 is neither sleeping nor forced: an
- *    expiry then drops its stale node and arms for the others (or a last
+ *    expiry then skips it and arms for the others (or a last
  *    OFF or a replacement disarms the device), the late step finds the
  *    device not due, and CPU1's local device fires at once. Forced only
  *    with the device armed, I5 holds. Offline and the hrtimer pull cannot
@@ -215,9 +208,9 @@
  *    normal path. Nothing is lost, and enter/exit on other CPUs do not
  *    wait for IPIs to be sent.
  *
- * 4) Woken CPUs are not woken again. A woken CPU leaves the queue when
- *    expiry pops it, so the expiries between that and its exit send it no
- *    further IPI although it stays in the oneshot mask.
+ * 4) Woken CPUs are not woken again. Expiry sets a woken CPU's wakeup
+ *    time to KTIME_MAX, so the expiries between that and its exit send
+ *    it no further IPI although it stays in the oneshot mask.
  *
  * 5) The hrtimer pseudo device runs on some awake CPU. The CPU holding the
  *    timer must not go deep (tick_bc_owner_busy()), and a CPU that arms it
@@ -288,47 +281,8 @@
 #include <linux/errno.h>
 #include <linux/minmax.h>
 #include <linux/string.h>
-#include <linux/timerqueue.h>
 
 #include "tick-broadcast-core.h"
-
-static unsigned int sleep_cpu(struct tick_bc *bc, struct timerqueue_node *node)
-{
-	return node - bc->sleep;
-}
-
-static void sleep_dequeue(struct tick_bc *bc, unsigned int cpu)
-{
-	struct timerqueue_node *node = &bc->sleep[cpu];
-
-	if (timerqueue_node_queued(node))
-		timerqueue_del(&bc->sleepers, node);
-}
-
-static void sleep_queue(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup)
-{
-	struct timerqueue_node *node = &bc->sleep[cpu];
-
-	/* Left queued by an early exit, for the same time: nothing to do. */
-	if (timerqueue_node_queued(node) && node->expires == wakeup)
-		return;
-	sleep_dequeue(bc, cpu);
-	if (wakeup == KTIME_MAX)
-		return;
-	node->expires = wakeup;
-	timerqueue_add(&bc->sleepers, node);
-}
-
-/* The earliest sleeping CPU's node; stale nodes before it are dropped. */
-static struct timerqueue_node *sleep_first(struct tick_bc *bc)
-{
-	struct timerqueue_node *node;
-
-	while ((node = timerqueue_getnext(&bc->sleepers)) &&
-	       !test_bit(sleep_cpu(bc, node), bc->oneshot))
-		timerqueue_del(&bc->sleepers, node);
-	return node;
-}
 
 /* Where the hrtimer device is right after its arming, for tick_bc_pull(). */
 static void note_armed_on(struct tick_bc *bc)
@@ -403,7 +357,7 @@ bool tick_bc_wakeup_eligible(const struct clock_event_device *cur,
  * @nr_cpus:	number of CPUs
  * @stride:	longs per bitmap, at least BITS_TO_LONGS(@nr_cpus) (the
  *		kernel uses cpumask_size() so that they read as cpumasks)
- * @sleep:	@nr_cpus queue nodes
+ * @wakeup:	@nr_cpus wakeup times
  * @masks:	TICK_BC_NR_MASKS * @stride longs for the bitmaps
  * @online:	bitmap of the CPUs that may be woken, kept by the caller
  *
@@ -411,15 +365,14 @@ bool tick_bc_wakeup_eligible(const struct clock_event_device *cur,
  */
 void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 		  unsigned int nr_cpus, unsigned int stride,
-		  struct timerqueue_node *sleep, unsigned long *masks,
-		  const unsigned long *online)
+		  ktime_t *wakeup, unsigned long *masks, const unsigned long *online)
 {
 	unsigned int longs = max_t(unsigned int, stride, BITS_TO_LONGS(nr_cpus)), cpu;
 
 	*bc = (struct tick_bc) {
 		.ops = ops,
 		.nr_cpus = nr_cpus,
-		.sleep = sleep,
+		.wakeup = wakeup,
 		.online = online,
 		.on = masks,
 		.periodic = masks + longs,
@@ -432,9 +385,8 @@ void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 		.dev.mode = TICKDEV_MODE_PERIODIC,
 	};
 	memset(masks, 0, TICK_BC_NR_MASKS * longs * sizeof(long));
-	timerqueue_init_head(&bc->sleepers);
 	for (cpu = 0; cpu < nr_cpus; cpu++)
-		timerqueue_init(&sleep[cpu]);
+		wakeup[cpu] = KTIME_MAX;
 }
 
 /**
@@ -574,7 +526,6 @@ void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu)
 {
 	__clear_bit(cpu, bc->oneshot);
 	__clear_bit(cpu, bc->pending);
-	sleep_dequeue(bc, cpu);
 }
 
 /**
@@ -599,6 +550,7 @@ void tick_bc_cpu_reset(struct tick_bc *bc, unsigned int cpu)
 bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu, bool early_ok,
 			    ktime_t next_period, bool device_armed)
 {
+	bool handed = false;
 	unsigned int cpu;
 
 	tick_bc_cpu_reset(bc, this_cpu);
@@ -614,10 +566,11 @@ bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu, bool earl
 		if (cpu == this_cpu)
 			continue;
 		__set_bit(cpu, bc->oneshot);
-		sleep_queue(bc, cpu, next_period);
+		bc->wakeup[cpu] = next_period;
+		handed = true;
 	}
 
-	if (!timerqueue_getnext(&bc->sleepers))
+	if (!handed || next_period == KTIME_MAX)
 		return false;
 	if (device_armed) {
 		bc->armed = next_period;
@@ -661,8 +614,8 @@ static enum tick_bc_enter_result enter(struct tick_bc *bc, unsigned int cpu,
 		return TICK_BC_ENTER_PENDING;
 	}
 
+	bc->wakeup[cpu] = wakeup;
 	__set_bit(cpu, bc->oneshot);
-	sleep_queue(bc, cpu, wakeup);
 	/*
 	 * With the hrtimer device a CPU about to arm it may become its owner:
 	 * keep its local device running until that is known.
@@ -675,7 +628,6 @@ static enum tick_bc_enter_result enter(struct tick_bc *bc, unsigned int cpu,
 	out->armed = true;
 	if (hrtimer && bc->ops->owner(bc) == (int)cpu) {
 		__clear_bit(cpu, bc->oneshot);
-		sleep_dequeue(bc, cpu);
 		out->stop_local = false;
 		return TICK_BC_ENTER_BUSY_OWNER;
 	}
@@ -730,41 +682,6 @@ bool tick_bc_exit_late(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup, kti
 	return true;
 }
 
-/* Wake a sleeper the expiry popped, unless its node is stale. */
-static void wake_sleeper(struct tick_bc *bc, unsigned int cpu, unsigned long *wake)
-{
-	/* Stale: the CPU left idle early and did not come back. */
-	if (!test_bit(cpu, bc->oneshot))
-		return;
-	if (WARN_ON_ONCE(!test_bit(cpu, bc->online))) {
-		__clear_bit(cpu, bc->oneshot);
-		return;
-	}
-	__set_bit(cpu, bc->pending);
-	__set_bit(cpu, wake);
-}
-
-/*
- * Coalescing: wake the sleepers of early_ok due in (now, now + window]
- * too. The others stay queued for their own time.
- */
-static void expire_early(struct tick_bc *bc, ktime_t now, unsigned long *wake)
-{
-	ktime_t limit = ktime_add_ns(now, bc->window);
-	struct timerqueue_node *node, *next;
-	unsigned int cpu;
-
-	node = timerqueue_getnext(&bc->sleepers);
-	for (; node && node->expires <= limit; node = next) {
-		next = timerqueue_iterate_next(node);
-		cpu = sleep_cpu(bc, node);
-		if (test_bit(cpu, bc->oneshot) && !test_bit(cpu, bc->early_ok))
-			continue;
-		timerqueue_del(&bc->sleepers, node);
-		wake_sleeper(bc, cpu, wake);
-	}
-}
-
 /**
  * tick_bc_expire - the broadcast device fired
  * @bc:		the instance
@@ -772,10 +689,16 @@ static void expire_early(struct tick_bc *bc, ktime_t now, unsigned long *wake)
  * @now:	the current time
  * @wake:	filled with the CPUs to wake by IPI
  *
- * Pops every sleeper whose time has come, and with a coalescing window
- * those due within it, adds the forced CPUs
- * and re-arms the device for the earliest remaining sleeper. A sleeper
- * that is not online is a bug: warned about once and dropped.
+ * Wakes every sleeper whose time has come, and with a coalescing window
+ * the sleepers of early_ok due within it, adds the forced CPUs and
+ * re-arms the device for the earliest remaining sleeper. A sleeper that
+ * is not online is a bug: warned about once and dropped.
+ *
+ * The oneshot bitmap is walked a word at a time, not with
+ * for_each_set_bit(): this runs with every CPU of the machine sleeping,
+ * and a find_next_bit() call per sleeper would cost more than the test
+ * of its time. Each word of @wake and of the pending bitmap is written
+ * once.
  *
  * Return: true if @this_cpu needs its own tick handler run directly (never
  * with the hrtimer device, see tick_bc_periodic_wake()).
@@ -783,18 +706,37 @@ static void expire_early(struct tick_bc *bc, ktime_t now, unsigned long *wake)
 bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 		    unsigned long *wake)
 {
-	struct timerqueue_node *node;
+	ktime_t limit = ktime_add_ns(now, bc->window), next = KTIME_MAX;
+	unsigned int i, words = BITS_TO_LONGS(bc->nr_cpus), first = 0;
+	ktime_t *wakeup = bc->wakeup;
 	bool self;
 
-	bitmap_zero(wake, bc->nr_cpus);
 	bc->armed = KTIME_MAX;
+	for (i = 0; i < words; i++) {
+		unsigned long bits, woken = 0, stray;
 
-	while ((node = timerqueue_getnext(&bc->sleepers)) && node->expires <= now) {
-		timerqueue_del(&bc->sleepers, node);
-		wake_sleeper(bc, sleep_cpu(bc, node), wake);
+		for (bits = bc->oneshot[i]; bits; bits &= bits - 1) {
+			unsigned int cpu = i * BITS_PER_LONG + __ffs(bits);
+			ktime_t t = wakeup[cpu];
+
+			/* With no window, limit is now: early_ok is not read. */
+			if (t <= now || (t <= limit && test_bit(cpu, bc->early_ok))) {
+				/* Pending until its exit, never woken again. */
+				wakeup[cpu] = KTIME_MAX;
+				woken |= BIT(cpu % BITS_PER_LONG);
+			} else if (t < next) {
+				next = t;
+				first = cpu;
+			}
+		}
+		stray = woken & ~bc->online[i];
+		if (WARN_ON_ONCE(stray)) {
+			bc->oneshot[i] &= ~stray;
+			woken &= ~stray;
+		}
+		bc->pending[i] |= woken;
+		wake[i] = woken;
 	}
-	if (bc->window)
-		expire_early(bc, now, wake);
 
 	if (bc->nr_force) {
 		bitmap_or(wake, wake, bc->force, bc->nr_cpus);
@@ -805,9 +747,8 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 	self = __test_and_clear_bit(this_cpu, wake);
 	__clear_bit(this_cpu, bc->pending);
 
-	node = sleep_first(bc);
-	if (node)
-		bc_arm(bc, node->expires, sleep_cpu(bc, node));
+	if (next != KTIME_MAX)
+		bc_arm(bc, next, first);
 	return self && !tick_bc_hrtimer(bc);
 }
 
@@ -835,7 +776,7 @@ int tick_bc_set_window(struct tick_bc *bc, u64 window_ns)
  * @bc:		the instance
  * @cpu:	the dying CPU
  *
- * It leaves every mask and the queue. The device keeps its arming: in
+ * It leaves every mask. The device keeps its arming: in
  * oneshot mode others may sleep on it, and an interrupt meant for the
  * dying CPU only finds nobody to wake.
  */

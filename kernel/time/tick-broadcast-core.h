@@ -12,7 +12,6 @@
 #include <linux/compiler.h>
 #include <linux/ktime.h>
 #include <linux/tick.h>
-#include <linux/timerqueue.h>
 #include <linux/types.h>
 
 #include "tick-sched.h"
@@ -43,8 +42,8 @@ struct tick_bc_ops {
  *
  * Enter results:
  *
- *   queued		it sleeps on the oneshot broadcast (queued, or
- *			without a wakeup time)
+ *   queued		it sleeps on the oneshot broadcast (with a wakeup
+ *			time or without one)
  *   pending		it was woken already and its IPI is on its way;
  *			nothing to arm
  *   periodic		the periodic broadcast tick serves it
@@ -150,15 +149,13 @@ struct tick_bc_entered {
 /**
  * struct tick_bc - broadcast state of one machine (or of one KUnit test)
  * @ops:	device operations
- * @nr_cpus:	number of CPUs, the size of every bitmap and of @sleep
+ * @nr_cpus:	number of CPUs, the size of every bitmap and of @wakeup
  * @dev:	the broadcast device (NULL for none) and the broadcast mode,
  *		periodic, or oneshot for good once a CPU switched its tick;
  *		tick_get_broadcast_device() in the kernel
- * @sleep:	per-CPU queue node; queued in @sleepers, keyed by the CPU's
- *		wakeup time, while the CPU sleeps on the oneshot broadcast
- *		with a finite wakeup and has not been woken yet, and left
- *		there (stale) by an exit before that time
- * @sleepers:	sleeping CPUs ordered by wakeup time
+ * @wakeup:	per-CPU wakeup time, read for the CPUs of @oneshot only:
+ *		set by the CPU's enter, KTIME_MAX for none and from the
+ *		moment an expiry wakes the CPU
  * @online:	CPUs that may be woken (cpu_online_mask in the kernel)
  * @on:		CPUs that asked for broadcast (TICK_BROADCAST_ON/FORCE)
  * @periodic:	CPUs whose periodic tick comes from the broadcast device
@@ -182,8 +179,7 @@ struct tick_bc {
 	const struct tick_bc_ops	*ops;
 	unsigned int			nr_cpus;
 	struct tick_device		dev;
-	struct timerqueue_node		*sleep;
-	struct timerqueue_head		sleepers;
+	ktime_t				*wakeup;
 	const unsigned long		*online;
 	unsigned long			*on;
 	unsigned long			*periodic;
@@ -208,8 +204,7 @@ bool tick_bc_wakeup_eligible(const struct clock_event_device *cur,
 
 void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 		  unsigned int nr_cpus, unsigned int stride,
-		  struct timerqueue_node *sleep, unsigned long *masks,
-		  const unsigned long *online);
+		  ktime_t *wakeup, unsigned long *masks, const unsigned long *online);
 void tick_bc_set_device(struct tick_bc *bc, struct clock_event_device *dev);
 bool tick_bc_retrigger(struct tick_bc *bc);
 void tick_bc_disarmed(struct tick_bc *bc);
@@ -244,10 +239,10 @@ static inline bool tick_bc_oneshot_mode(const struct tick_bc *bc)
 	return bc->dev.mode == TICKDEV_MODE_ONESHOT;
 }
 
-/* Queued and in the oneshot mask, waiting for the device to fire for it. */
+/* In the oneshot mask, waiting for the device to fire for it. */
 static inline bool tick_bc_sleeping(struct tick_bc *bc, unsigned int cpu)
 {
-	return timerqueue_node_queued(&bc->sleep[cpu]) && test_bit(cpu, bc->oneshot);
+	return test_bit(cpu, bc->oneshot) && bc->wakeup[cpu] != KTIME_MAX;
 }
 
 static inline bool tick_bc_periodic_empty(struct tick_bc *bc)
@@ -264,14 +259,14 @@ static inline bool tick_bc_periodic_empty(struct tick_bc *bc)
  *
  * In periodic mode the CPU keeps relying on the periodic broadcast tick
  * (refused with the hrtimer device, which runs on a CPU that may want to
- * sleep too). In oneshot mode the CPU is queued, and the device armed if
- * the CPU is now the earliest sleeper.
+ * sleep too). In oneshot mode the CPU's wakeup time is noted, and the
+ * device armed if the CPU is now the earliest sleeper.
  *
  * The common case is inline, since it runs around every deep idle state:
  * in oneshot mode, with a device that is not the hrtimer one, a CPU
- * neither forced nor woken, left queued by its last exit for the same
- * time, the device armed no later, is only marked as sleeping again.
- * Every other case goes through __tick_bc_enter().
+ * neither forced nor woken, the device armed no later, only notes its
+ * time and marks itself as sleeping. Every other case goes through
+ * __tick_bc_enter().
  *
  * Return: what became of the enter. The refusals (see
  * tick_bc_enter_refused()) mean the CPU must not stop its local device: it
@@ -284,17 +279,16 @@ static inline enum tick_bc_enter_result
 tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup,
 	      struct tick_bc_enter_out *out)
 {
-	struct timerqueue_node *node = &bc->sleep[cpu];
 	struct tick_bc_entered e;
 
 	if (!tick_bc_oneshot_mode(bc) || tick_bc_hrtimer(bc) || wakeup < bc->armed ||
-	    !timerqueue_node_queued(node) || node->expires != wakeup ||
 	    test_bit(cpu, bc->force) || test_bit(cpu, bc->pending)) {
 		e = __tick_bc_enter(bc, cpu, wakeup);
 		*out = e.out;
 		return e.result;
 	}
 
+	bc->wakeup[cpu] = wakeup;
 	__set_bit(cpu, bc->oneshot);
 	*out = (struct tick_bc_enter_out) { .stop_local = true };
 	return TICK_BC_ENTER_QUEUED;
@@ -320,7 +314,6 @@ tick_bc_exit(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup)
 	if (!__test_and_clear_bit(cpu, bc->oneshot))
 		return TICK_BC_EXIT_NONE;
 
-	/* A queued node stays, stale: see "Lazy dequeue". */
 	if (__test_and_clear_bit(cpu, bc->pending))
 		return TICK_BC_EXIT_WOKEN;
 	return wakeup == KTIME_MAX ? TICK_BC_EXIT_NO_EVENT : TICK_BC_EXIT_REPROGRAM;

@@ -933,16 +933,23 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 		raw_spin_unlock(&tick_broadcast_lock);
 		return;
 	}
-	/* It fired: disarmed, unless the expiry arms it again. */
-	bc_req_post(KTIME_MAX, smp_processor_id());
 	now = ktime_get();
 	local = tick_bc_expire(&tick_bc, smp_processor_id(), now, cpumask_bits(wake));
+	/* It fired: disarmed, unless the expiry armed it again. */
+	if (tick_bc.armed == KTIME_MAX)
+		bc_req_post(KTIME_MAX, smp_processor_id());
 	bc_trace_expire(wake, local, now);
 	WRITE_ONCE(tick_bc_waking, true);
 	raw_spin_unlock(&tick_broadcast_lock);
 
-	bc_send_ipis(wake);
+	/*
+	 * The device before the IPIs: its next time may be close, and an
+	 * arming that comes too late fires only the device's minimum delta
+	 * later, a delta that repeated misses raise for good
+	 * (clockevents_program_min_delta()). The woken CPUs are due already.
+	 */
 	bc_dev_flush();
+	bc_send_ipis(wake);
 	/*
 	 * This CPU's own event: run its handler here, not by IPI, and not
 	 * under the lock, which switching to oneshot mode takes.
@@ -1318,15 +1325,15 @@ __setup("tick_broadcast_coalesce_us=", bc_coalesce_setup);
 void __init tick_broadcast_init(void)
 {
 	size_t stride = cpumask_size();
-	struct timerqueue_node *sleep;
 	unsigned long *masks;
+	ktime_t *wakeup;
 
-	sleep = kcalloc(nr_cpu_ids, sizeof(*sleep), GFP_NOWAIT);
+	wakeup = kcalloc(nr_cpu_ids, sizeof(*wakeup), GFP_NOWAIT);
 	masks = kzalloc(TICK_BC_NR_MASKS * stride, GFP_NOWAIT);
-	if (!sleep || !masks || !zalloc_cpumask_var(&tick_bc_wake, GFP_NOWAIT))
+	if (!wakeup || !masks || !zalloc_cpumask_var(&tick_bc_wake, GFP_NOWAIT))
 		panic("tick broadcast: no memory for the state of %u CPUs\n", nr_cpu_ids);
 	tick_bc_init(&tick_bc, &tick_bc_ops, nr_cpu_ids, stride / sizeof(long),
-		     sleep, masks, cpumask_bits(cpu_online_mask));
+		     wakeup, masks, cpumask_bits(cpu_online_mask));
 	tick_bc_set_window(&tick_bc, bc_coalesce_boot_us * NSEC_PER_USEC);
 }
 

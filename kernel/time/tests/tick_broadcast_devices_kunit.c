@@ -62,16 +62,16 @@ struct bc_machine {
  * copied in, never initialised in place: tick_bc_init() may clear the
  * whole instance before it sets the pointers.
  */
-static struct timerqueue_node *dtest_sleep;
+static ktime_t *dtest_wakeup;
 static unsigned long *dtest_masks;
 
 static int dtest_state_alloc(void)
 {
-	if (!dtest_sleep)
-		dtest_sleep = kcalloc(nr_cpu_ids, sizeof(*dtest_sleep), GFP_KERNEL);
+	if (!dtest_wakeup)
+		dtest_wakeup = kcalloc(nr_cpu_ids, sizeof(*dtest_wakeup), GFP_KERNEL);
 	if (!dtest_masks)
 		dtest_masks = kcalloc(TICK_BC_NR_MASKS, cpumask_size(), GFP_KERNEL);
-	return dtest_sleep && dtest_masks ? 0 : -ENOMEM;
+	return dtest_wakeup && dtest_masks ? 0 : -ENOMEM;
 }
 
 /*
@@ -100,7 +100,7 @@ static int takeover(struct bc_machine *m)
 	}
 	m->state = tick_bc;
 	tick_bc_init(&fresh, &tick_bc_ops, nr_cpu_ids, cpumask_size() / sizeof(long),
-		     dtest_sleep, dtest_masks, cpumask_bits(cpu_online_mask));
+		     dtest_wakeup, dtest_masks, cpumask_bits(cpu_online_mask));
 	tick_bc = fresh;
 	raw_spin_unlock_irq(&tick_broadcast_lock);
 	return 0;

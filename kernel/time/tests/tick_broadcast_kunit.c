@@ -86,15 +86,15 @@ static struct fake *fake_new(struct kunit *test, unsigned int nr, bool hrtimer)
 {
 	struct fake *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
 	unsigned int longs = BITS_TO_LONGS(nr);
-	struct timerqueue_node *sleep;
 	unsigned long *masks;
+	ktime_t *wakeup;
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
-	sleep = kunit_kcalloc(test, nr, sizeof(*sleep), GFP_KERNEL);
+	wakeup = kunit_kcalloc(test, nr, sizeof(*wakeup), GFP_KERNEL);
 	masks = kunit_kcalloc(test, TICK_BC_NR_MASKS * longs, sizeof(long), GFP_KERNEL);
 	f->online = kunit_kcalloc(test, longs, sizeof(long), GFP_KERNEL);
 	f->wake = kunit_kcalloc(test, longs, sizeof(long), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, sleep);
+	KUNIT_ASSERT_NOT_NULL(test, wakeup);
 	KUNIT_ASSERT_NOT_NULL(test, masks);
 	KUNIT_ASSERT_NOT_NULL(test, f->online);
 	KUNIT_ASSERT_NOT_NULL(test, f->wake);
@@ -104,7 +104,7 @@ static struct fake *fake_new(struct kunit *test, unsigned int nr, bool hrtimer)
 	f->stuck_on = -1;
 	f->caller = -1;
 	bitmap_fill(f->online, nr);
-	tick_bc_init(&f->bc, &fake_ops, nr, longs, sleep, masks, f->online);
+	tick_bc_init(&f->bc, &fake_ops, nr, longs, wakeup, masks, f->online);
 	tick_bc_set_device(&f->bc, hrtimer ? &fake_hrtimer_dev : &fake_bc_dev);
 	return f;
 }
@@ -572,11 +572,11 @@ static void expiry_wakes_the_expired_and_rearms(struct kunit *test)
 }
 
 /*
- * An early exit leaves the CPU's node queued: entering again for the same
- * time does no queue work and arms nothing new, and the stale node never
- * wakes the CPU nor decides what the device is re-armed for.
+ * An early exit takes the CPU out of the sleepers: entering again for the
+ * same time arms nothing new, an expiry at its old time wakes nobody, and
+ * the device is re-armed for those still asleep.
  */
-static void early_exit_leaves_a_stale_node(struct kunit *test)
+static void early_exit_leaves_no_sleeper_behind(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 	int arms;
@@ -584,7 +584,6 @@ static void early_exit_leaves_a_stale_node(struct kunit *test)
 	enter(f, 1, 100);
 	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 1, 100, 50), TICK_BC_EXIT_REPROGRAM);
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
-	KUNIT_EXPECT_TRUE(test, timerqueue_node_queued(&f->bc.sleep[1]));
 
 	arms = f->arms;
 	KUNIT_EXPECT_EQ(test, enter(f, 1, 100), TICK_BC_ENTER_QUEUED);
@@ -592,7 +591,7 @@ static void early_exit_leaves_a_stale_node(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->arms, arms);
 	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 1, 100, 60), TICK_BC_EXIT_REPROGRAM);
 
-	/* Stale at 100, sleeping at 40 and 200: 40 fires, then 200, not 100. */
+	/* Gone from 100, asleep to 40 and 200: 40 fires, then 200, not 100. */
 	enter(f, 2, 40);
 	enter(f, 3, 200);
 	tick_bc_expire(&f->bc, 0, 40, f->wake);
@@ -600,20 +599,18 @@ static void early_exit_leaves_a_stale_node(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, woken(f, 2));
 	KUNIT_EXPECT_EQ(test, f->armed_at, 200);
 	KUNIT_EXPECT_EQ(test, f->armed_cpu, 3);
-	KUNIT_EXPECT_FALSE(test, timerqueue_node_queued(&f->bc.sleep[1]));
 
-	/* A stale node that expires wakes nobody. */
+	/* A CPU that left before its time is not woken at that time. */
 	enter(f, 4, 300);
 	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 4, 300, 250), TICK_BC_EXIT_REPROGRAM);
 	tick_bc_expire(&f->bc, 0, 300, f->wake);
 	KUNIT_EXPECT_FALSE(test, woken(f, 4));
 	KUNIT_EXPECT_FALSE(test, test_bit(4, f->bc.pending));
 
-	/* Entering again for another time moves the node. */
+	/* Entering again for another time takes that time. */
 	enter(f, 5, 500);
 	exit_at(&f->bc, 5, 500, 400);
 	enter(f, 5, 450);
-	KUNIT_EXPECT_EQ(test, f->bc.sleep[5].expires, 450);
 	KUNIT_EXPECT_EQ(test, f->armed_at, 450);
 }
 
@@ -1035,8 +1032,8 @@ static void coalescing_matches_the_greedy_optimum(struct kunit *test)
 		for (irqs = 0; (now = f->bc.armed) != KTIME_MAX; irqs++) {
 			tick_bc_expire(&f->bc, 0, now, f->wake);
 			for_each_set_bit(cpu, f->wake, nr) {
-				KUNIT_ASSERT_GE(test, f->bc.sleep[cpu].expires, now);
-				KUNIT_ASSERT_LE(test, f->bc.sleep[cpu].expires, now + w);
+				KUNIT_ASSERT_GE(test, t[cpu - 1], now);
+				KUNIT_ASSERT_LE(test, t[cpu - 1], now + w);
 			}
 		}
 		KUNIT_EXPECT_EQ(test, irqs, greedy_stabs(t, nr - 1, w));
@@ -1184,9 +1181,9 @@ static void sim_check(struct sim *s)
 		struct model *m = &s->m[cpu];
 
 		if (q)
-			first = min(first, bc->sleep[cpu].expires);
-		SIM_CHECK(s, !timerqueue_node_queued(&bc->sleep[cpu]) ||
-			  !test_bit(cpu, bc->pending), "I1 broken for CPU%u", cpu);
+			first = min(first, bc->wakeup[cpu]);
+		SIM_CHECK(s, !test_bit(cpu, bc->pending) || bc->wakeup[cpu] == KTIME_MAX,
+			  "I1 broken for CPU%u", cpu);
 		SIM_CHECK(s, !test_bit(cpu, bc->pending) || test_bit(cpu, bc->oneshot),
 			  "I2 broken for CPU%u", cpu);
 		SIM_CHECK(s, !test_bit(cpu, bc->force) || !test_bit(cpu, bc->oneshot),
@@ -1829,7 +1826,7 @@ static struct kunit_case tick_broadcast_core_cases[] = {
 	KUNIT_CASE(forced_enter_is_refused_without_trace),
 	KUNIT_CASE(enter_while_pending_arms_nothing),
 	KUNIT_CASE(expiry_wakes_the_expired_and_rearms),
-	KUNIT_CASE(early_exit_leaves_a_stale_node),
+	KUNIT_CASE(early_exit_leaves_no_sleeper_behind),
 	KUNIT_CASE(expiry_handles_this_cpu_directly),
 	KUNIT_CASE(expiry_never_wakes_an_offline_cpu),
 	KUNIT_CASE(woken_cpu_is_not_woken_twice),
