@@ -196,6 +196,7 @@ class Pipeline(unittest.TestCase):
 				       side_effect=lambda w, p, n: Path('/nonexistent') / n), \
 		     mock.patch.object(seriessteps, 'git'), \
 		     mock.patch.object(seriessteps, 'seed_build'), \
+		     mock.patch.object(seriessteps, 'log'), \
 		     mock.patch.object(seriessteps.ws, 'unpack_pristine'), \
 		     mock.patch.object(seriessteps.ws, 'workdir'), \
 		     mock.patch.object(seriessteps.ws, 'make_errors', return_value=['error: x']), \
