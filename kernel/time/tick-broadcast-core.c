@@ -27,7 +27,7 @@
  *   oneshot    bitmap: CPUs relying on the oneshot broadcast right now
  *              (between enter and exit, or handed over at the switch from
  *              periodic mode until they switch themselves).
- *   pending    bitmap: CPUs popped by expiry whose IPI is on its way. Their
+ *   pending    bitmap: CPUs woken by expiry whose IPI is on its way. Their
  *              exit must not reprogram the local device.
  *   force      bitmap: CPUs whose event had already expired at exit, before
  *              the broadcast interrupt came. They must not go deep again
@@ -163,7 +163,7 @@
  * Races handled
  * -------------
  *
- * 1) Exit before the IPI arrives (pending). Expiry pops CPU1 and sends the
+ * 1) Exit before the IPI arrives (pending). Expiry wakes CPU1 and sends the
  *    IPI after dropping the lock; CPU1 leaves idle for another reason
  *    first:
  *
@@ -202,7 +202,7 @@
  *    stopped. Left in the mask with its device down, the CPU would have a
  *    later enter find its bit set and arm nothing.
  *
- * 3) The IPI is sent outside the lock. Between unlock and IPI, a popped
+ * 3) The IPI is sent outside the lock. Between unlock and IPI, a woken
  *    CPU may exit (race 1) and even enter again with a new time; the late
  *    IPI then wakes it early, once, and it goes back to sleep through the
  *    normal path. Nothing is lost, and enter/exit on other CPUs do not
@@ -692,7 +692,7 @@ bool tick_bc_exit_late(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup, kti
  * Wakes every sleeper whose time has come, and with a coalescing window
  * the sleepers of early_ok due within it, adds the forced CPUs and
  * re-arms the device for the earliest remaining sleeper. A sleeper that
- * is not online is a bug: warned about once and dropped.
+ * is due but not online is a bug: warned about once and dropped.
  *
  * The oneshot bitmap is walked a word at a time, not with
  * for_each_set_bit(): this runs with every CPU of the machine sleeping,

@@ -942,14 +942,8 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 	WRITE_ONCE(tick_bc_waking, true);
 	raw_spin_unlock(&tick_broadcast_lock);
 
-	/*
-	 * The device before the IPIs: its next time may be close, and an
-	 * arming that comes too late fires only the device's minimum delta
-	 * later, a delta that repeated misses raise for good
-	 * (clockevents_program_min_delta()). The woken CPUs are due already.
-	 */
-	bc_dev_flush();
 	bc_send_ipis(wake);
+	bc_dev_flush();
 	/*
 	 * This CPU's own event: run its handler here, not by IPI, and not
 	 * under the lock, which switching to oneshot mode takes.

@@ -98,6 +98,8 @@ MUTANTS = [
 	       '\t\t\t\twakeup[cpu] = KTIME_MAX;\n', ''),
 	Mutant('expire-forgets-pending', CORE, 'a CPU the expiry wakes is not marked pending',
 	       '\t\tbc->pending[i] |= woken;\n', ''),
+	Mutant('expire-first-word-only', CORE, 'expiry walks only the first word of the oneshot mask',
+	       '\tfor (i = 0; i < words; i++) {', '\tfor (i = 0; i < 1; i++) {'),
 	Mutant('rearm-not-earliest', CORE,
 	       'the re-arm after expiry is for the first sleeper found, not the earliest',
 	       '\t\t\t} else if (t < next) {', '\t\t\t} else if (next == KTIME_MAX) {'),
@@ -202,7 +204,7 @@ MUTANTS = [
 	Mutant('enter-no-flush', GLUE, 'enter records an arming and never writes it',
 	       '\tif (out.armed)\n\t\tbc_dev_flush();\n', ''),
 	Mutant('expiry-no-flush', GLUE, 'expiry re-arms and never writes it',
-	       '\tbc_dev_flush();\n\tbc_send_ipis(wake);\n', '\tbc_send_ipis(wake);\n'),
+	       '\tbc_send_ipis(wake);\n\tbc_dev_flush();\n', '\tbc_send_ipis(wake);\n'),
 	Mutant('install-two-steps', GLUE,
 	       'a device installed in oneshot mode gets its handler after the lock was let go of',
 	       '\tif (installed && notify && tick_broadcast_oneshot_active()) {\n'
