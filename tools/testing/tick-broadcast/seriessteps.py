@@ -94,20 +94,20 @@ def seed_build(wt: Path) -> None:
 	if dst.exists() or not ws.kernel_image('ours').exists():
 		return
 	log(f'steps: {wt.name}: starting from the objects of ours')
-	tmp = dst.with_name(dst.name + '.tmp')
-	shutil.rmtree(tmp, ignore_errors=True)
-	subprocess.run(['cp', '-a', str(src), str(tmp)], check=True)
-	now = time.time()
-	for root, _, files in os.walk(tmp):
-		for f in files:
-			os.utime(os.path.join(root, f), (now, now), follow_symlinks=False)
-	tmp.rename(dst)
 	ours = ws.tree_dir('ours')
-	for path in ws.desired_files('ours', ws.unpack_pristine()):
-		mine, theirs = wt / path, ours / path
-		if mine.exists() and (not theirs.exists() or
-				      mine.read_bytes() != theirs.read_bytes()):
-			os.utime(mine, (now + 2, now + 2))
+
+	def newer_than_sources(copy: Path) -> None:
+		now = time.time()
+		for root, _, files in os.walk(copy):
+			for f in files:
+				os.utime(os.path.join(root, f), (now, now), follow_symlinks=False)
+		for path in ws.desired_files('ours', ws.unpack_pristine()):
+			mine, theirs = wt / path, ours / path
+			if mine.exists() and (not theirs.exists() or
+					      mine.read_bytes() != theirs.read_bytes()):
+				os.utime(mine, (now + 2, now + 2))
+
+	ws.copy_dir(src, dst, newer_than_sources)
 
 
 def defined_symbols(wt: Path) -> Set[str]:

@@ -39,7 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import absorb
 import arches
@@ -269,16 +269,25 @@ def check_kernel_paths(pristine: Path, ours: Optional[FileState] = None) -> None
 		    '"git checkout -- FILE" drops them')
 
 
+def copy_dir(src: Path, dst: Path, ready: Optional[Callable[[Path], None]] = None) -> None:
+	"""Make dst a copy of src (cp -a), whole under another name first and
+	then renamed, so that an interrupted copy leaves no dst behind;
+	ready(copy), if given, finishes the copy before the rename."""
+	tmp = dst.with_name(dst.name + '.tmp')
+	shutil.rmtree(tmp, ignore_errors=True)
+	run(['cp', '-a', str(src), str(tmp)])
+	if ready:
+		ready(tmp)
+	tmp.rename(dst)
+
+
 def prepare_tree(tree: str) -> Path:
 	"""Make tree (ours or base) match the series; return its directory."""
 	pristine = unpack_pristine()
 	dst = tree_dir(tree)
 	if not (dst / 'Makefile').exists():
 		log(f'creating tree {tree} at {dst} (copying the pristine tree)')
-		tmp = dst.with_name(dst.name + '.tmp')
-		shutil.rmtree(tmp, ignore_errors=True)
-		run(['cp', '-a', str(pristine), str(tmp)])
-		tmp.rename(dst)
+		copy_dir(pristine, dst)
 	want = desired_files(tree, pristine)
 	check_kernel_paths(pristine, want if tree == 'ours' else None)
 	stamp = dst / '.tb-series-files'
@@ -474,17 +483,18 @@ def seed_build_dir(tree: str, variant: str = '', arch: str = ARCH) -> None:
 		return
 	log(f'build {label(tree, variant, arch)}: starting from the objects of '
 	    f'{label(t, v, arch)}')
-	tmp = dst.with_name(dst.name + '.tmp')
-	shutil.rmtree(tmp, ignore_errors=True)
-	run(['cp', '-a', str(src), str(tmp)])
-	tmp.rename(dst)
-	if t != tree:
+
+	def touch_series_files(_: Path) -> None:
+		if t == tree:
+			return
 		pristine = unpack_pristine()
 		now = time.time()
 		for path in set(desired_files('ours', pristine)) | set(desired_files('base', pristine)):
 			f = tree_dir(tree) / path
 			if f.exists():
 				os.utime(f, (now, now))
+
+	copy_dir(src, dst, touch_series_files)
 
 
 def check_image_tree(tree: str, variant: str = '', arch: str = ARCH) -> None:
