@@ -12,6 +12,11 @@ few functions from the build's System.map (config()). It counts
     (tick_handle_oneshot_broadcast(), the broadcast device's handler on
     both kernels): calls and everything each executes until it returns,
     callees included;
+  - the parts of them that are not the broadcast's own work, counted
+    apart where an operation calls them (PARTS): the local tick handler
+    the expiry runs for its own CPU, sending the wake IPIs, programming
+    or switching a device (the broadcast's or a local one); "own" is the
+    rest, the part a different broadcast design could change;
   - the serial part: instructions executed under tick_broadcast_lock,
     from the store that takes its lock word to the one that releases it;
     waiting for it (queued_spin_lock_slowpath) is counted apart;
@@ -45,6 +50,19 @@ PLUGIN_SRC = workspace.TOOLS / 'plugin' / 'tbcount.c'
 
 OPS = {'oneshot_control': 'tick_broadcast_oneshot_control',
        'expiry': 'tick_handle_oneshot_broadcast'}
+# the parts of an operation that are not the broadcast's own work, the
+# same on both kernels' side of the API: counted apart (sub:NAME) where an
+# operation calls them, and left out of its "own" rows. A part must not
+# take tick_broadcast_lock (the plugin ends a lock section taken inside a
+# frame when the frame returns).
+PARTS: Dict[str, List[Tuple[str, str]]] = {
+	'x86_64': [('local_tick', 'hrtimer_interrupt'), ('wake_ipis', 'lapic_timer_broadcast'),
+		   ('dev_program', 'clockevents_program_event'),
+		   ('dev_program', 'clockevents_switch_state')],
+	'arm64': [('local_tick', 'hrtimer_interrupt'), ('wake_ipis', 'tick_broadcast'),
+		  ('dev_program', 'clockevents_program_event'),
+		  ('dev_program', 'clockevents_switch_state')],
+}
 LOCK_VAR = 'tick_broadcast_lock'
 # the spinlock's slow path: waiting for the lock
 WAIT = 'queued_spin_lock_slowpath'
@@ -116,6 +134,7 @@ def config(syms: Dict[str, List[Tuple[int, int]]], arch: str) -> str:
 		 f'kernel {one(syms, "_stext"):x} {one(syms, "_etext"):x}',
 		 f'lockvar {one(syms, LOCK_VAR):x}', f'wait {one(syms, WAIT):x}']
 	lines += [f'op {k} {one(syms, v):x}' for k, v in OPS.items()]
+	lines += [f'part {k} {one(syms, v):x}' for k, v in PARTS[arch]]
 	# a counted function the kernel lacks (another GIC driver, say) is
 	# left out: its rows show nothing
 	lines += [f'fn {label.replace(" ", "_")} {syms[s][0][0]:x}' for label, s in FNS[arch]
@@ -214,6 +233,8 @@ def operations(ph: Phase, vmlinux: Path, syms: Dict[str, List[Tuple[int, int]]],
 		if not m:
 			continue
 		name, site = m.group(1), int(m.group(2), 16)
+		if name not in OPS:
+			continue	# a part: in its callers' sub: counts
 		if name == 'expiry':
 			kind = 'expiry'
 		elif site == (1 << 64) - 1:
@@ -301,7 +322,13 @@ def count_boot(tree: str, arch: str, smp: int, storm: bool, outroot: Path, seed:
 # ---------------------------------------------------------------- tables
 
 # what a row shows: (label, key); key "serial" is the lock scope's insns
-METRICS = [('instructions', 'insns'), ('serial instructions (under the lock)', 'serial'),
+METRICS = [('instructions', 'insns'),
+	   ('instructions in the local tick handler', 'sub:local tick'),
+	   ('instructions sending wake IPIs', 'sub:wake ipis'),
+	   ('instructions programming or switching a device', 'sub:dev program'),
+	   ('own instructions (the rest)', 'own'),
+	   ('serial instructions (under the lock)', 'serial'),
+	   ('serial own instructions (the rest)', 'serial-own'),
 	   ('lock sections', 'locks'), ('clock reads (ktime_get)', 'fn:clock read'),
 	   ('HPET counter reads', 'rd:HPET counter'), ('HPET other reads', 'rd:HPET'),
 	   ('HPET writes', 'wr:HPET'), ('HPET programs', 'fn:HPET program'),
@@ -315,9 +342,16 @@ METRICS = [('instructions', 'insns'), ('serial instructions (under the lock)', '
 DEVICE_KEYS = ('rd:HPET counter', 'rd:HPET', 'wr:HPET', 'wr:LAPIC timer', 'wr:LAPIC ICR')
 
 
+SUB_KEYS = ('sub:local tick', 'sub:wake ipis', 'sub:dev program')
+
+
 def metric(c: Counts, lock: Counts, key: str) -> int:
 	if key == 'serial':
 		return lock.get('insns', 0)
+	if key == 'own':
+		return c.get('insns', 0) - sum(c.get(k, 0) for k in SUB_KEYS)
+	if key == 'serial-own':
+		return lock.get('insns', 0) - sum(lock.get(k, 0) for k in SUB_KEYS)
 	if key == 'locks':
 		return lock.get('calls', 0)
 	if key == 'serial-dev':
@@ -350,7 +384,7 @@ def rows_of(r: Run) -> Dict[Tuple[str, str], float]:
 		out[(op, 'calls')] = n if op != 'per wakeup' else exits
 		for label, key in METRICS:
 			v = metric(c, lock, key)
-			if n and (v or key in ('insns', 'serial')):
+			if n and (v or key in ('insns', 'serial', 'own', 'serial-own')):
 				out[(op, label)] = v / n
 	if exits:
 		out[('per wakeup', 'expiries')] = r.ops.get('expiry', ({}, {}))[0].get('calls', 0) / exits
@@ -436,6 +470,8 @@ class CountSet:
 CPUS64 = 'cpus64'	# the kernel variant with NR_CPUS=64 (configs/cpus64.config)
 COUNT_SETS = (CountSet('x86_64', 4, False, 100), CountSet('x86_64', 16, False, 50),
 	      CountSet('x86_64', 16, True, 100), CountSet('x86_64', 64, False, 20, CPUS64),
+	      # every expiry does the same work on both kernels: 64 sleepers, all woken
+	      CountSet('x86_64', 64, True, 20, CPUS64),
 	      CountSet('arm64', 4, False, 100), CountSet('arm64', 8, True, 100))
 COUNT_REPEAT = 2
 TREES = ('base', 'ours')

@@ -13,7 +13,12 @@
  *   arch NAME		x86_64 or arm64: how instructions are decoded
  *   kernel LO HI	instrument only guest code in [LO, HI)
  *   op NAME ADDR	a function whose calls are counted with everything
- *			they execute until they return (an "operation")
+ *			they execute until they return (an "operation");
+ *			an operation called inside another is also one of
+ *			its parts: the outer one's scopes count the
+ *			instructions executed in it apart (sub:NAME)
+ *   part NAME ADDR	an operation counted only where it is called
+ *			inside another
  *   lockvar ADDR	the lock: an acquiring store to it (x86: a locked
  *			instruction; arm64: not a store-release) opens a lock
  *			section on that vCPU, a releasing one closes it
@@ -125,6 +130,7 @@ struct block {
 struct counts {
 	uint64_t calls;		/* of a site; lock sections or waits of a scope */
 	uint64_t insns;
+	uint64_t sub[MAX_ITEMS];	/* insns in an operation called directly inside */
 	uint64_t fn[MAX_ITEMS];
 	uint64_t rd[MAX_ITEMS], wr[MAX_ITEMS];
 };
@@ -153,7 +159,7 @@ struct vcpu {
 	const struct block *prev;
 };
 
-static struct { char name[48]; uint64_t addr; } ops[MAX_ITEMS], fns[MAX_ITEMS];
+static struct { char name[48]; uint64_t addr; bool part; } ops[MAX_ITEMS], fns[MAX_ITEMS];
 static struct { char name[48]; uint64_t lo, hi; } mmio[MAX_ITEMS];
 static int n_ops, n_fns, n_mmio;
 static uint64_t kernel_lo, kernel_hi = UINT64_MAX, marker = UINT64_MAX, lockvar, wait_fn;
@@ -254,7 +260,7 @@ static void each_scope(unsigned int cpu, void (*fn)(struct counts *c, void *arg)
 		fn(v->lock_site >= 0 ? &sites[v->lock_site].lock : &nolock, arg);
 }
 
-static void add_insns(struct counts *c, void *arg)
+static void add_insns_plain(struct counts *c, void *arg)
 {
 	c->insns += *(unsigned int *)arg;
 }
@@ -278,9 +284,57 @@ static int site_of(int op, uint64_t ret)
 	return n_sites++;
 }
 
+/* The operation called directly inside frame i, if any: its index, else -1. */
+static int inner_op(const struct vcpu *v, int i)
+{
+	for (int j = i + 1; j < v->n; j++)
+		if (v->stack[j].site >= 0)
+			return sites[v->stack[j].site].op;
+	return -1;
+}
+
+static void add_to(struct counts *c, int sub, unsigned int n)
+{
+	c->insns += n;
+	if (sub >= 0)
+		c->sub[sub] += n;
+}
+
+/*
+ * Like each_scope() for n instructions, which an operation's scopes also
+ * count as part of the operation called directly inside it, if any.
+ */
+static void add_insns(unsigned int cpu, unsigned int n)
+{
+	struct vcpu *v = &vcpus[cpu];
+	int lock_frame = -1;
+
+	if (v->waiting) {
+		each_scope(cpu, add_insns_plain, &n);
+		return;
+	}
+	total.insns += n;
+	for (int i = 0; i < v->n; i++) {
+		if (v->stack[i].site < 0)
+			continue;
+		add_to(&sites[v->stack[i].site].c, inner_op(v, i), n);
+		if (v->stack[i].site == v->lock_site)
+			lock_frame = i;
+	}
+	if (v->locked) {
+		if (v->lock_site >= 0)
+			add_to(&sites[v->lock_site].lock, lock_frame >= 0 ? inner_op(v, lock_frame) : -1, n);
+		else
+			nolock.insns += n;
+	}
+}
+
 static void print_counts(const char *what, const struct counts *c)
 {
 	fprintf(out, "%s calls=%" PRIu64 " insns=%" PRIu64, what, c->calls, c->insns);
+	for (int i = 0; i < n_ops; i++)
+		if (c->sub[i])
+			fprintf(out, " sub:%s=%" PRIu64, ops[i].name, c->sub[i]);
 	for (int i = 0; i < n_fns; i++)
 		if (c->fn[i])
 			fprintf(out, " fn:%s=%" PRIu64, fns[i].name, c->fn[i]);
@@ -387,7 +441,7 @@ static void block_exec(unsigned int cpu, void *udata)
 		if (cut)
 			for (n = 0; n < prev->n && prev->insn[n].vaddr < v->io_end; n++)
 				;
-		each_scope(cpu, add_insns, &n);
+		add_insns(cpu, n);
 	}
 	v->io_end = 0;
 	if (prev && v->n && !cut) {
@@ -408,7 +462,7 @@ static void block_exec(unsigned int cpu, void *udata)
 	if (b->marker)
 		end_phase();
 
-	if (b->op >= 0) {
+	if (b->op >= 0 && (!ops[b->op].part || innermost(v) >= 0)) {
 		uint64_t ret = prev && prev->last == LAST_CALL && !cut ? prev->end : UINT64_MAX;
 		int s = site_of(b->op, ret);
 
@@ -541,8 +595,10 @@ static int read_config(const char *path)
 		if (sscanf(line, "kernel %" SCNx64 " %" SCNx64, &a, &b) == 2) {
 			kernel_lo = a;
 			kernel_hi = b;
-		} else if (sscanf(line, "op %47s %" SCNx64, name, &a) == 2 && n_ops < MAX_ITEMS) {
+		} else if (sscanf(line, "%15s %47s %" SCNx64, kind, name, &a) == 3 &&
+			   (!strcmp(kind, "op") || !strcmp(kind, "part")) && n_ops < MAX_ITEMS) {
 			strcpy(ops[n_ops].name, name);
+			ops[n_ops].part = !strcmp(kind, "part");
 			ops[n_ops++].addr = a;
 		} else if (sscanf(line, "fn %47s %" SCNx64, name, &a) == 2 && n_fns < MAX_ITEMS) {
 			strcpy(fns[n_fns].name, name);

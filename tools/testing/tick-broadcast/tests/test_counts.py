@@ -22,9 +22,11 @@ op oneshot_control 0xffffffff81001005 calls=10 insns=2000 fn:clock_read=10
 lock oneshot_control 0xffffffff81001005 calls=10 insns=600
 op oneshot_control 0xffffffff81001105 calls=8 insns=1600 fn:clock_read=8
 lock oneshot_control 0xffffffff81001105 calls=8 insns=400 wr:HPET=2
-op expiry 0xffffffff81002005 calls=4 insns=1200 wr:HPET=4 wr:LAPIC_ICR=6 rd:HPET=4
-lock expiry 0xffffffff81002005 calls=4 insns=800
+op expiry 0xffffffff81002005 calls=4 insns=1200 sub:local_tick=400 sub:dev_program=80 wr:HPET=4 wr:LAPIC_ICR=6 rd:HPET=4
+lock expiry 0xffffffff81002005 calls=4 insns=800 sub:dev_program=80
 wait expiry 0xffffffff81002005 calls=1 insns=300
+op local_tick 0xffffffff81002105 calls=2 insns=400
+lock local_tick 0xffffffff81002105 calls=0 insns=0
 end 1
 phase 2 overflow=0 open=0
 total calls=0 insns=5
@@ -63,6 +65,29 @@ class Parse(unittest.TestCase):
 		# waiting for the lock is shown apart, in no operation's work
 		self.assertEqual(rows[('expiry', 'instructions waiting for the lock')], 75)
 		self.assertEqual(rows[('expiry', 'instructions')], 300)
+
+	def test_parts_apart(self):
+		r = self.run_of()
+		# a part is no operation of its own: only its callers show it
+		self.assertEqual(sorted(r.ops), ['enter', 'exit', 'expiry'])
+		rows = counts.rows_of(r)
+		self.assertEqual(rows[('expiry', 'instructions in the local tick handler')], 100)
+		self.assertEqual(rows[('expiry', 'instructions programming or switching a device')], 20)
+		self.assertEqual(rows[('expiry', 'own instructions (the rest)')], (1200 - 480) / 4)
+		self.assertEqual(rows[('expiry', 'serial own instructions (the rest)')], (800 - 80) / 4)
+		# an operation that calls no part: all its own
+		self.assertEqual(rows[('enter', 'own instructions (the rest)')], 200)
+		self.assertEqual(counts.config({'_stext': [(1, 0)], '_etext': [(2, 0)],
+						'tick_broadcast_lock': [(3, 0)],
+						'queued_spin_lock_slowpath': [(4, 0)],
+						'tick_broadcast_oneshot_control': [(5, 0)],
+						'tick_handle_oneshot_broadcast': [(6, 0)],
+						'hrtimer_interrupt': [(7, 0)],
+						'lapic_timer_broadcast': [(8, 0)],
+						'clockevents_program_event': [(9, 0)],
+						'clockevents_switch_state': [(11, 0)],
+						'current_device_show': [(10, 0)]},
+					       'x86_64').count('\npart '), 4)
 
 	def test_cut_line(self):
 		phases = counts.parse('phase 0 overflow=0 open=0\ntotal calls=0 insns=5\nop exp')
