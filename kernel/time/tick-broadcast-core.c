@@ -712,21 +712,25 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 	bool self;
 
 	bc->armed = KTIME_MAX;
-	for (i = 0; i < words; i++) {
+	for (i = 0; i < words; i++, wakeup += BITS_PER_LONG) {
 		unsigned long bits, woken = 0, stray;
 
 		for (bits = bc->oneshot[i]; bits; bits &= bits - 1) {
-			unsigned int cpu = i * BITS_PER_LONG + __ffs(bits);
-			ktime_t t = wakeup[cpu];
+			unsigned long bit = __ffs(bits);
+			ktime_t t = wakeup[bit];
 
-			/* With no window, limit is now: early_ok is not read. */
-			if (t <= now || (t <= limit && test_bit(cpu, bc->early_ok))) {
-				/* Pending until its exit, never woken again. */
-				wakeup[cpu] = KTIME_MAX;
-				woken |= BIT(cpu % BITS_PER_LONG);
+			/*
+			 * With no window, limit is now: early_ok is not read.
+			 * A woken CPU is pending until its exit, never woken
+			 * again.
+			 */
+			if (t <= limit &&
+			    (t <= now || test_bit(i * BITS_PER_LONG + bit, bc->early_ok))) {
+				wakeup[bit] = KTIME_MAX;
+				woken |= BIT(bit);
 			} else if (t < next) {
 				next = t;
-				first = cpu;
+				first = i * BITS_PER_LONG + bit;
 			}
 		}
 		stray = woken & ~bc->online[i];
