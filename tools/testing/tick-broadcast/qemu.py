@@ -26,7 +26,12 @@ tells two silences apart:
   quiet  nothing at all, not even the heartbeat, for SILENT_LIMIT
          seconds: a whole-guest hang, or a host so loaded that the vCPUs
          do not run (other QEMU guests and builds on 2 cores).
-         Reported as such; runs.py retries those.
+         Reported as such; runs.py retries those. Before the first
+         heartbeat the kernel is still booting, and under -icount some
+         of its silent steps take wall-clock time in proportion to the
+         vCPUs (64: 80 to 90 s between two lines, with or without the
+         counting plugin): the limit grows with them there
+         (boot_silent_limit()).
   stall  an RCU stall / soft lockup / panic report on the console.
 """
 
@@ -53,6 +58,11 @@ STALLED = re.compile(r'detected stalls? on CPU|soft lockup|hard LOCKUP|Kernel pa
 QUIET_LIMIT = 30	# seconds without plan progress while the heartbeat goes on
 QUIET_BEATS = 10	# ... and at least this many heartbeats meanwhile
 SILENT_LIMIT = 90	# seconds without any output at all
+
+
+def boot_silent_limit(smp: int) -> float:
+	"""SILENT_LIMIT before the guest's first heartbeat, for smp vCPUs."""
+	return SILENT_LIMIT * max(1, smp / 16)
 # A suspend's entry, and what wakes the guest from it through the monitor:
 # a key press from suspend to idle (the i8042 is a wakeup source), QEMU's
 # system_wakeup from suspend to RAM (S3). From its second S3 on, a guest
@@ -259,10 +269,12 @@ class Watchdog:
 	"""
 
 	def __init__(self, t0: float, timeout: float, quiet: float = QUIET_LIMIT,
-		     beats: int = QUIET_BEATS, silent: float = SILENT_LIMIT) -> None:
+		     beats: int = QUIET_BEATS, silent: float = SILENT_LIMIT,
+		     boot_silent: float = SILENT_LIMIT) -> None:
 		self.t0 = t0
 		self.timeout = timeout
 		self.quiet, self.beats, self.silent = quiet, beats, silent
+		self.boot_silent = boot_silent	# silent before the first heartbeat
 		self.progress = -1		# bytes of output besides heartbeats
 		self.total = -1			# all bytes
 		self.last_progress = self.last_any = t0
@@ -286,9 +298,10 @@ class Watchdog:
 		if now - self.last_progress > self.quiet and beats >= self.beats:
 			return (f'hang (no progress for {now - self.last_progress:.0f} s while the '
 				f'guest heartbeat went on: {beats} beats)')
-		if now - self.last_any > self.silent:
+		silent = self.silent if nbeats else self.boot_silent
+		if now - self.last_any > silent:
 			return (f'quiet (no output at all, not even the heartbeat, for '
-				f'{self.silent} s: hung guest or starved host)')
+				f'{silent:.0f} s: hung guest or starved host)')
 		if now - self.t0 > self.timeout:
 			return f'timeout (not finished after {self.timeout} s)'
 		return None
@@ -310,16 +323,17 @@ def _where(data: str) -> str:
 
 def watch(cmd: Sequence[str], console: Path, data: Path, timeout: float, what: str = 'boot',
 	  done: int = ARCHES[workspace.ARCH].guest_done,
-	  host: Optional[hostdelay.HostDelays] = None) -> str:
-	"""Run QEMU until it exits, stalls or stops making progress; return a
-	status. host, if given, samples what the host delayed QEMU's threads."""
+	  host: Optional[hostdelay.HostDelays] = None, smp: int = 4) -> str:
+	"""Run QEMU (smp vCPUs) until it exits, stalls or stops making
+	progress; return a status. host, if given, samples what the host
+	delayed QEMU's threads."""
 	proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
 				stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 	if host is not None:
 		host.pid = proc.pid
 	t0 = next_beat = time.time()
 	next_beat += HEARTBEAT
-	dog = Watchdog(t0, timeout)
+	dog = Watchdog(t0, timeout, boot_silent=boot_silent_limit(smp))
 	pressed = 0.0
 	status: Optional[str] = None
 	try:
@@ -374,7 +388,7 @@ def boot(b: Boot) -> Booted:
 	log(f'{what}: started (timeout {b.timeout} s), logs in {outdir}')
 	t0 = time.time()
 	host = hostdelay.HostDelays()
-	status = watch(cmd, console, data, b.timeout, what, ARCHES[b.arch].guest_done, host)
+	status = watch(cmd, console, data, b.timeout, what, ARCHES[b.arch].guest_done, host, b.smp)
 	secs = time.time() - t0
 	log(f'{what}: {status} in {elapsed(secs)}')
 	# QEMU has ended: the host's lines go after the guest's.

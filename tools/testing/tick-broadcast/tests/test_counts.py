@@ -4,6 +4,7 @@
 import tempfile
 import unittest
 from pathlib import Path
+from typing import Dict, Tuple
 from unittest import mock
 
 import counts
@@ -88,6 +89,12 @@ class Parse(unittest.TestCase):
 						'clockevents_switch_state': [(11, 0)],
 						'current_device_show': [(10, 0)]},
 					       'x86_64').count('\npart '), 4)
+
+	def test_an_operation_inside_another_is_a_missed_return(self):
+		self.assertEqual(counts.nested(self.run_of().ops), '')
+		ops: Dict[str, Tuple[counts.Counts, counts.Counts]] = {
+			'enter': ({'calls': 1, 'sub:expiry': 900}, {}), 'exit': ({'calls': 1}, {})}
+		self.assertIn('expiry in enter', counts.nested(ops))
 
 	def test_cut_line(self):
 		phases = counts.parse('phase 0 overflow=0 open=0\ntotal calls=0 insns=5\nop exp')

@@ -41,6 +41,25 @@ class Watchdog(unittest.TestCase):
 		assert st is not None
 		self.assertTrue(st.startswith('quiet'), st)
 
+	def test_silent_boot_waits_longer_with_many_vcpus(self):
+		# Before the first heartbeat the kernel boots: at 64 vCPUs under
+		# -icount a step of it is silent for 80-90 s.
+		limit = qemu.boot_silent_limit(64)
+		self.assertEqual(qemu.boot_silent_limit(4), qemu.SILENT_LIMIT)
+		dog = qemu.Watchdog(0, timeout=1800, boot_silent=limit)
+		self.assertIsNone(dog.update(0, 'Linux version\n', ''))
+		self.assertIsNone(dog.update(qemu.SILENT_LIMIT + 30, 'Linux version\n', ''))
+		st = dog.update(limit + 1, 'Linux version\n', '')
+		assert st is not None
+		self.assertTrue(st.startswith('quiet'), st)
+		# once the guest's heartbeat ran, the usual limit again
+		dog = qemu.Watchdog(0, timeout=1800, boot_silent=limit)
+		con = 'Linux version\n' + beats(1)
+		self.assertIsNone(dog.update(0, con, '@@begin\n'))
+		st = dog.update(qemu.SILENT_LIMIT + 1, con, '@@begin\n')
+		assert st is not None
+		self.assertTrue(st.startswith('quiet'), st)
+
 	def test_slow_heartbeat_under_load_is_not_a_hang(self):
 		# The host runs the guest now and then: few beats, long gaps.
 		dog = qemu.Watchdog(0, timeout=600)
