@@ -708,11 +708,11 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 {
 	ktime_t limit = ktime_add_ns(now, bc->window), next = KTIME_MAX;
 	unsigned int i, words = BITS_TO_LONGS(bc->nr_cpus), first = 0;
-	ktime_t *wakeup = bc->wakeup;
 	bool self;
 
 	bc->armed = KTIME_MAX;
-	for (i = 0; i < words; i++, wakeup += BITS_PER_LONG) {
+	for (i = 0; i < words; i++) {
+		ktime_t *wakeup = bc->wakeup + i * BITS_PER_LONG;
 		unsigned long bits, woken = 0, stray;
 
 		for (bits = bc->oneshot[i]; bits; bits &= bits - 1) {

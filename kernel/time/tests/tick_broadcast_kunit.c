@@ -571,6 +571,28 @@ static void expiry_wakes_the_expired_and_rearms(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->bc.armed, KTIME_MAX);
 }
 
+/* Past the first word of the masks, the CPU numbers are the same. */
+static void expiry_past_the_first_word(struct kunit *test)
+{
+	struct fake *f = fake_oneshot(test, 130, false);
+
+	enter(f, 1, 300);
+	enter(f, 65, 10);
+	enter(f, 70, 200);
+	enter(f, 129, 100);
+	tick_bc_expire(&f->bc, 0, 10, f->wake);
+	KUNIT_EXPECT_EQ(test, nr_woken(f), 1);
+	KUNIT_EXPECT_TRUE(test, woken(f, 65));
+	KUNIT_EXPECT_TRUE(test, test_bit(65, f->bc.pending));
+	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
+	KUNIT_EXPECT_EQ(test, f->armed_cpu, 129);
+
+	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	KUNIT_EXPECT_TRUE(test, woken(f, 129));
+	KUNIT_EXPECT_EQ(test, f->armed_at, 200);
+	KUNIT_EXPECT_EQ(test, f->armed_cpu, 70);
+}
+
 /*
  * An early exit takes the CPU out of the sleepers: entering again for the
  * same time arms nothing new, an expiry at its old time wakes nobody, and
@@ -1761,6 +1783,11 @@ static void random_model_coalescing_64_cpus(struct kunit *test)
 	sim_run_opts(test, 64, 100000, 4, (struct sim_opts) { .window = 400, .exact = true });
 }
 
+static void random_model_coalescing_130_cpus(struct kunit *test)
+{
+	sim_run_opts(test, 130, 100000, 12, (struct sim_opts) { .window = 400, .exact = true });
+}
+
 /* Late interrupts and forced CPUs, with the window switched off and on. */
 static void random_model_coalescing_toggled(struct kunit *test)
 {
@@ -1833,6 +1860,7 @@ static struct kunit_case tick_broadcast_core_cases[] = {
 	KUNIT_CASE(forced_enter_is_refused_without_trace),
 	KUNIT_CASE(enter_while_pending_arms_nothing),
 	KUNIT_CASE(expiry_wakes_the_expired_and_rearms),
+	KUNIT_CASE(expiry_past_the_first_word),
 	KUNIT_CASE(early_exit_leaves_no_sleeper_behind),
 	KUNIT_CASE(expiry_handles_this_cpu_directly),
 	KUNIT_CASE(expiry_never_wakes_an_offline_cpu),
@@ -1859,6 +1887,7 @@ static struct kunit_case tick_broadcast_core_cases[] = {
 	KUNIT_CASE(random_model_130_cpus),
 	KUNIT_CASE(random_model_coalescing_8_cpus),
 	KUNIT_CASE(random_model_coalescing_64_cpus),
+	KUNIT_CASE(random_model_coalescing_130_cpus),
 	KUNIT_CASE(random_model_coalescing_toggled),
 	KUNIT_CASE(random_model_hrtimer_8_cpus),
 	KUNIT_CASE(random_model_from_periodic_mode),
