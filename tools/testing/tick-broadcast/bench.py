@@ -90,7 +90,7 @@ local tick handler, the wake IPIs and device programming, which are not
 the broadcast's own), those under
 tick_broadcast_lock, device accesses and IPIs, for counts.COUNT_SETS (x86
 HPET at 4, 16 and 64 vCPUs, arm64 hrtimer at 4 and 8; random deadlines
-and the storm, where at 64 each expiry wakes most of the sleepers on
+and the storm, where at 64 each expiry wakes many sleepers at once on
 both kernels), twice each to show the counts repeat; and a cost model that prices them
 with per-access costs of real hardware.
 

@@ -270,11 +270,12 @@ class Watchdog:
 
 	def __init__(self, t0: float, timeout: float, quiet: float = QUIET_LIMIT,
 		     beats: int = QUIET_BEATS, silent: float = SILENT_LIMIT,
-		     boot_silent: float = SILENT_LIMIT) -> None:
+		     boot_silent: Optional[float] = None) -> None:
 		self.t0 = t0
 		self.timeout = timeout
 		self.quiet, self.beats, self.silent = quiet, beats, silent
-		self.boot_silent = boot_silent	# silent before the first heartbeat
+		# silent before the first heartbeat
+		self.boot_silent = silent if boot_silent is None else boot_silent
 		self.progress = -1		# bytes of output besides heartbeats
 		self.total = -1			# all bytes
 		self.last_progress = self.last_any = t0

@@ -137,7 +137,8 @@ alone. What the testbed does about it:
   (qemu.Watchdog) calls a boot hung only when the plan made no progress
   for 30 s while the heartbeat went on (the guest runs, the plan is
   stuck), and "quiet" only after 90 s without any output at all (a
-  starved host, or a wholly hung guest).
+  starved host, or a wholly hung guest; before the first heartbeat, more
+  with more than 16 vCPUs: qemu.boot_silent_limit()).
 - No bound on the maximum lateness (above); hotplug-lateness is a p99.
 - A boot that failed only on time (finished/lateness/snapshots, stall
   reports of the RCU or soft-lockup watchdogs) is booted once more

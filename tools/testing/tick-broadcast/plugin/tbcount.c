@@ -18,7 +18,8 @@
  *			its parts: the outer one's scopes count the
  *			instructions executed in it apart (sub:NAME)
  *   part NAME ADDR	an operation counted only where it is called
- *			inside another
+ *			inside another; a wait for the lock inside it is
+ *			the enclosing operation's
  *   lockvar ADDR	the lock: an acquiring store to it (x86: a locked
  *			instruction; arm64: not a store-release) opens a lock
  *			section on that vCPU, a releasing one closes it
@@ -235,6 +236,18 @@ static bool releases(const uint8_t *p, size_t len)
 static int innermost(const struct vcpu *v)
 {
 	return v->n ? v->stack[v->n - 1].site : -1;
+}
+
+/* The innermost operation that is not a part: a wait inside a part is its. */
+static int innermost_op(const struct vcpu *v)
+{
+	for (int i = v->n - 1; i >= 0; i--) {
+		int s = v->stack[i].site;
+
+		if (s >= 0 && !v->stack[i].wait && !ops[sites[s].op].part)
+			return s;
+	}
+	return -1;
 }
 
 static void each_scope(unsigned int cpu, void (*fn)(struct counts *c, void *arg), void *arg)
@@ -471,7 +484,7 @@ static void block_exec(unsigned int cpu, void *udata)
 			sites[s].c.calls++;
 	}
 	if (b->wait) {
-		int s = innermost(v);
+		int s = innermost_op(v);
 
 		push(v, s, true);
 		(s >= 0 ? &sites[s].wait : &nowait)->calls++;

@@ -95,6 +95,14 @@ class Parse(unittest.TestCase):
 		ops: Dict[str, Tuple[counts.Counts, counts.Counts]] = {
 			'enter': ({'calls': 1, 'sub:expiry': 900}, {}), 'exit': ({'calls': 1}, {})}
 		self.assertIn('expiry in enter', counts.nested(ops))
+		# inside a part, or the lock taken in one
+		ph = counts.parse('phase 0 overflow=0 open=0\n'
+				  'op local_tick 0x1 calls=1 insns=9 sub:expiry=5\n'
+				  'lock dev_program 0x2 calls=1 insns=3\n')[0]
+		found = counts.nested({}, ph)
+		self.assertIn('expiry in local_tick', found)
+		self.assertIn('the lock taken in dev_program', found)
+		self.assertEqual(counts.nested({}, counts.parse(OUTPUT)[1]), '')
 
 	def test_cut_line(self):
 		phases = counts.parse('phase 0 overflow=0 open=0\ntotal calls=0 insns=5\nop exp')
