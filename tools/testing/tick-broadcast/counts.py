@@ -56,13 +56,12 @@ OPS = {'oneshot_control': 'tick_broadcast_oneshot_control',
 # take tick_broadcast_lock (the plugin ends a lock section taken inside a
 # frame when the frame returns).
 PARTS: Dict[str, List[Tuple[str, str]]] = {
-	'x86_64': [('local_tick', 'hrtimer_interrupt'), ('wake_ipis', 'lapic_timer_broadcast'),
-		   ('dev_program', 'clockevents_program_event'),
-		   ('dev_program', 'clockevents_switch_state')],
-	'arm64': [('local_tick', 'hrtimer_interrupt'), ('wake_ipis', 'tick_broadcast'),
-		  ('dev_program', 'clockevents_program_event'),
-		  ('dev_program', 'clockevents_switch_state')],
-}
+	arch: [('local_tick', 'hrtimer_interrupt'), ('wake_ipis', ipis),
+	       ('dev_program', 'clockevents_program_event'),
+	       ('dev_program', 'clockevents_switch_state')]
+	for arch, ipis in (('x86_64', 'lapic_timer_broadcast'), ('arm64', 'tick_broadcast'))}
+# their rows' keys, as parse() reads them
+SUB_KEYS = tuple(dict.fromkeys(f'sub:{name.replace("_", " ")}' for name, _ in PARTS['x86_64']))
 LOCK_VAR = 'tick_broadcast_lock'
 # the spinlock's slow path: waiting for the lock
 WAIT = 'queued_spin_lock_slowpath'
@@ -288,13 +287,15 @@ def nested(ops: Dict[str, Tuple[Counts, Counts]], ph: Optional[Phase] = None) ->
 	missed a return and kept the outer one open, which then counted what
 	ran after it (an interrupt, the idle loop). A part that took the lock
 	would have ended its lock section when it returned."""
-	parts = [(scope.split()[1], c) for scope, c in (ph.scopes.items() if ph else [])
-		 if scope.split()[0] == 'op' and scope.split()[1] not in OPS]
-	found = [f'{inner} in {outer}' for outer, c in [(k, v[0]) for k, v in ops.items()] + parts
+	# the parts' scopes: (kind, part's name, counts)
+	parts = [(w[0], w[1], c) for w, c in ((k.split(), c) for k, c in
+					       (ph.scopes.items() if ph else []))
+		 if w[0] in ('op', 'lock') and w[1] not in OPS and w[1] != '-']
+	outers = [(k, v[0]) for k, v in ops.items()] + [(n, c) for kind, n, c in parts
+							  if kind == 'op']
+	found = [f'{inner} in {outer}' for outer, c in outers
 		 for inner in OPS if c.get(f'sub:{inner.replace("_", " ")}')]
-	found += [f'the lock taken in {scope.split()[1]}' for scope, c in
-		  (ph.scopes.items() if ph else []) if scope.split()[0] == 'lock' and
-		  scope.split()[1] not in OPS and scope.split()[1] != '-' and c.get('calls')]
+	found += [f'the lock taken in {n}' for kind, n, c in parts if kind == 'lock' and c.get('calls')]
 	return f'; operations counted inside others (a return missed): {found}' if found else ''
 
 
@@ -358,9 +359,6 @@ METRICS = [('instructions', 'insns'),
 	   ('lock waits (slow path)', 'wait:calls'),
 	   ('instructions waiting for the lock', 'wait:insns')]
 DEVICE_KEYS = ('rd:HPET counter', 'rd:HPET', 'wr:HPET', 'wr:LAPIC timer', 'wr:LAPIC ICR')
-
-
-SUB_KEYS = ('sub:local tick', 'sub:wake ipis', 'sub:dev program')
 
 
 def metric(c: Counts, lock: Counts, key: str) -> int:
