@@ -64,8 +64,8 @@
  *
  * since an enter arms the device only for a wakeup earlier than armed.
  * In oneshot mode the device is therefore programmed only through
- * ops->arm, and an interrupt of it always runs tick_bc_expire(), which
- * sets armed to what it arms.
+ * ops->arm and by its own interrupt, which always runs tick_bc_expire()
+ * and then arms the device for what that sets armed to.
  *
  * Why an array
  * ------------
@@ -215,10 +215,16 @@
  * 5) The hrtimer pseudo device runs on some awake CPU. The CPU holding the
  *    timer must not go deep (tick_bc_owner_busy()), and a CPU that arms it
  *    and finds the timer on itself backs out of its enter (BUSY_OWNER).
- *    "Holding" is where ops->owner() finds the timer at the time of the
- *    question, not where it was armed: hrtimer_start() cannot move a timer
- *    whose callback is running, and the hotplug code moves the timers of
- *    a dying CPU to another one behind the broadcast's back:
+ *    "Holding" is where the timer is, not where it was armed from:
+ *    hrtimer_start() cannot move a timer whose callback is running, so
+ *    every arming asks ops->owner() right after (armed_on), but the
+ *    expiry's, made from that callback, which stays put. Only the
+ *    hotplug code moves the timer otherwise, behind the broadcast's back,
+ *    off a dying CPU: take_cpu_down() takes the CPU out of the online
+ *    mask before the dying callbacks move its timers, with every other
+ *    CPU stopped, and the pull (6) re-arms the timer before the CPU can
+ *    come back. So armed_on holds the timer while it is online, and the
+ *    owner is asked again only when armed_on is offline:
  *
  *      CPU1 (dying, holds it)        CPU2                  CPU0 (control)
  *      hrtimers_cpu_dying():
@@ -261,9 +267,10 @@
  *    break I3: in emulated periodic mode the switch took the device's
  *    arming as armed, and this interrupt is that arming, spent. So the
  *    handler runs the oneshot expiry instead, which is safe at any time
- *    (it wakes only expired and forced CPUs and re-arms for the earliest
- *    sleeper, setting armed to it) and restores I3 and I6. It arms the
- *    device the way any expiry does, so it cannot race one.
+ *    (it wakes only expired and forced CPUs and sets armed to the
+ *    earliest sleeper, for which the handler re-arms the device) and
+ *    restores I3 and I6. It arms the device the way any expiry does, so
+ *    it cannot race one.
  *
  * 9) The switch right after a periodic tick re-armed an emulating device,
  *    before the tick moved next_period on: the device fires a period
@@ -284,7 +291,7 @@
 
 #include "tick-broadcast-core.h"
 
-/* Where the hrtimer device is right after its arming, for tick_bc_pull(). */
+/* Where the hrtimer device is right after its arming: see "Races handled" 5. */
 static void note_armed_on(struct tick_bc *bc)
 {
 	if (tick_bc_hrtimer(bc))
@@ -591,7 +598,15 @@ bool tick_bc_switch_oneshot(struct tick_bc *bc, unsigned int this_cpu, bool earl
  */
 bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu)
 {
-	return tick_bc_hrtimer(bc) && bc->armed != KTIME_MAX && bc->ops->owner(bc) == (int)cpu;
+	int owner;
+
+	if (!tick_bc_hrtimer(bc) || bc->armed == KTIME_MAX)
+		return false;
+	owner = bc->armed_on;
+	/* Moved off a dying CPU by the hotplug code: ask where it is now. */
+	if (owner < 0 || !test_bit(owner, bc->online))
+		owner = bc->ops->owner(bc);
+	return owner == (int)cpu;
 }
 
 /* tick_bc_enter(), every case. */
@@ -626,7 +641,8 @@ static enum tick_bc_enter_result enter(struct tick_bc *bc, unsigned int cpu,
 
 	bc_arm(bc, wakeup, cpu);
 	out->armed = true;
-	if (hrtimer && bc->ops->owner(bc) == (int)cpu) {
+	/* bc_arm() noted where the timer is now. */
+	if (hrtimer && bc->armed_on == (int)cpu) {
 		__clear_bit(cpu, bc->oneshot);
 		out->stop_local = false;
 		return TICK_BC_ENTER_BUSY_OWNER;
@@ -688,11 +704,21 @@ bool tick_bc_exit_late(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup, kti
  * @this_cpu:	the CPU handling the interrupt
  * @now:	the current time
  * @wake:	filled with the CPUs to wake by IPI
+ * @next_cpu:	set to the earliest remaining sleeper (meaningless if none)
  *
  * Wakes every sleeper whose time has come, and with a coalescing window
- * the sleepers of early_ok due within it, adds the forced CPUs and
- * re-arms the device for the earliest remaining sleeper. A sleeper that
- * is due but not online is a bug: warned about once and dropped.
+ * the sleepers of early_ok due within it, adds the forced CPUs and sets
+ * armed to the wakeup time of the earliest remaining sleeper, KTIME_MAX
+ * for none. A sleeper that is due but not online is a bug: warned about
+ * once and dropped.
+ *
+ * The caller must be the device's interrupt, on @this_cpu, and must arm
+ * the device for armed (if not KTIME_MAX) on @next_cpu before it drops
+ * the lock, itself rather than through ops->arm. With the hrtimer device
+ * that interrupt is the timer's callback, and a timer armed from its own
+ * callback stays on the CPU running it (hrtimer_start() does not move a
+ * running timer): the expiry notes @this_cpu as its holder (armed_on).
+ * A device like it must also stay where its own interrupt arms it.
  *
  * The oneshot bitmap is walked a word at a time, not with
  * for_each_set_bit(): this runs with every CPU of the machine sleeping,
@@ -704,13 +730,12 @@ bool tick_bc_exit_late(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup, kti
  * with the hrtimer device, see tick_bc_periodic_wake()).
  */
 bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
-		    unsigned long *wake)
+		    unsigned long *wake, unsigned int *next_cpu)
 {
 	ktime_t limit = ktime_add_ns(now, bc->window), next = KTIME_MAX;
 	unsigned int i, words = BITS_TO_LONGS(bc->nr_cpus), first = 0;
 	bool self;
 
-	bc->armed = KTIME_MAX;
 	for (i = 0; i < words; i++) {
 		ktime_t *wakeup = bc->wakeup + i * BITS_PER_LONG;
 		unsigned long bits, woken = 0, stray;
@@ -751,8 +776,10 @@ bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
 	self = __test_and_clear_bit(this_cpu, wake);
 	__clear_bit(this_cpu, bc->pending);
 
-	if (next != KTIME_MAX)
-		bc_arm(bc, next, first);
+	/* Stores without a branch: armed_on and @next_cpu matter when armed. */
+	bc->armed = next;
+	bc->armed_on = this_cpu;
+	*next_cpu = first;
 	return self && !tick_bc_hrtimer(bc);
 }
 

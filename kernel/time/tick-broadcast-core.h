@@ -169,8 +169,9 @@ struct tick_bc_entered {
  * @window:	coalescing window (ns): an expiry also wakes the sleepers
  *		of @early_ok due at most this long after it; 0 for none
  * @armed:	what the device is armed for; KTIME_MAX when it is not
- * @armed_on:	hrtimer device: the CPU ops->owner() gave right after its
- *		last arming (-1 before any)
+ * @armed_on:	hrtimer device: the CPU holding it after its last arming,
+ *		as ops->owner() gave it or, after an expiry, the CPU that
+ *		ran it (-1 before any)
  * @forced:	TICK_BROADCAST_FORCE was requested: OFF is ignored from now on
  *
  * The caller serialises every function on one instance (one lock).
@@ -222,7 +223,7 @@ bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu);
 struct tick_bc_entered __tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup);
 bool tick_bc_exit_late(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup, ktime_t now);
 bool tick_bc_expire(struct tick_bc *bc, unsigned int this_cpu, ktime_t now,
-		    unsigned long *wake);
+		    unsigned long *wake, unsigned int *next_cpu);
 int tick_bc_set_window(struct tick_bc *bc, u64 window_ns);
 
 void tick_bc_offline(struct tick_bc *bc, unsigned int cpu);
@@ -250,6 +251,27 @@ static inline bool tick_bc_periodic_empty(struct tick_bc *bc)
 	return bitmap_empty(bc->periodic, bc->nr_cpus);
 }
 
+/*
+ * Where the armed hrtimer device runs, known without asking ops->owner():
+ * armed_on holds the timer while it is online (see "Races handled" 5 in
+ * tick-broadcast-core.c).
+ */
+
+/* @cpu, which runs this, holds the armed hrtimer device. */
+static inline bool tick_bc_owner_is(const struct tick_bc *bc, unsigned int cpu)
+{
+	return tick_bc_oneshot_mode(bc) && tick_bc_hrtimer(bc) &&
+	       bc->armed != KTIME_MAX && bc->armed_on == (int)cpu;
+}
+
+/* The hrtimer device is not armed, or another CPU, online, holds it. */
+static inline bool tick_bc_owner_elsewhere(const struct tick_bc *bc, unsigned int cpu)
+{
+	return bc->armed == KTIME_MAX ||
+	       (bc->armed_on >= 0 && bc->armed_on != (int)cpu &&
+		test_bit(bc->armed_on, bc->online));
+}
+
 /**
  * tick_bc_enter - a CPU wants to sleep with its local device stopped
  * @bc:		the instance
@@ -263,10 +285,10 @@ static inline bool tick_bc_periodic_empty(struct tick_bc *bc)
  * device armed if the CPU is now the earliest sleeper.
  *
  * The common case is inline, since it runs around every deep idle state:
- * in oneshot mode, with a device that is not the hrtimer one, a CPU
- * neither forced nor woken, the device armed no later, only notes its
- * time and marks itself as sleeping. Every other case goes through
- * __tick_bc_enter().
+ * in oneshot mode, a CPU neither forced nor woken, the device armed no
+ * later and, the hrtimer device, known to run elsewhere, only notes its
+ * time and marks itself as sleeping; the CPU known to hold the hrtimer
+ * device is refused. Every other case goes through __tick_bc_enter().
  *
  * Return: what became of the enter. The refusals (see
  * tick_bc_enter_refused()) mean the CPU must not stop its local device: it
@@ -281,8 +303,13 @@ tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup,
 {
 	struct tick_bc_entered e;
 
-	if (!tick_bc_oneshot_mode(bc) || tick_bc_hrtimer(bc) || wakeup < bc->armed ||
-	    test_bit(cpu, bc->force) || test_bit(cpu, bc->pending)) {
+	if (!tick_bc_oneshot_mode(bc) || wakeup < bc->armed ||
+	    test_bit(cpu, bc->force) || test_bit(cpu, bc->pending) ||
+	    (tick_bc_hrtimer(bc) && !tick_bc_owner_elsewhere(bc, cpu))) {
+		if (tick_bc_owner_is(bc, cpu)) {
+			*out = (struct tick_bc_enter_out) { };
+			return TICK_BC_ENTER_BUSY_OWNER;
+		}
 		e = __tick_bc_enter(bc, cpu, wakeup);
 		*out = e.out;
 		return e.result;

@@ -7,9 +7,9 @@
  * broadcast device. An hrtimer on a CPU that stays awake stands in for
  * one: the CPU that arms it keeps it, and while it is armed that CPU is
  * refused deep idle (tick_bc_owner_busy() in tick-broadcast-core.c). The
- * CPU holding it is read from the timer itself (tick_broadcast_hrtimer_owner()):
- * the hotplug code moves a dying CPU's timers to another CPU without
- * telling anybody.
+ * CPU holding it is read from the timer itself after each arming
+ * (tick_broadcast_hrtimer_owner()), and again after the hotplug code moved
+ * a dying CPU's timers to another CPU without telling anybody.
  *
  * Rating 0, so that any real broadcast device replaces it.
  */

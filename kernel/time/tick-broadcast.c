@@ -293,7 +293,9 @@ static int bc_op_owner(struct tick_bc *core)
 	return tick_broadcast_hrtimer_owner(core->dev.evtdev);
 }
 
-static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
+/* Inline too in the oneshot handler, which arms the device at every interrupt. */
+static __always_inline void bc_op_arm(struct tick_bc *core, ktime_t expires,
+				      unsigned int cpu)
 {
 	lockdep_assert_held(&tick_broadcast_lock);
 	trace_tick_bc_program(expires, cpu);
@@ -303,9 +305,9 @@ static void bc_op_arm(struct tick_bc *core, ktime_t expires, unsigned int cpu)
 	}
 	/*
 	 * The hrtimer is started on the CPU that writes the request, and
-	 * the core asks for the owner right after arming: this CPU writes
-	 * it, with the request never outstanding, lest a flush on another
-	 * CPU, one that has just been let into deep idle, take the timer.
+	 * the core notes its owner right after arming: this CPU writes it,
+	 * with the request never outstanding, lest a flush on another CPU,
+	 * one that has just been let into deep idle, take the timer.
 	 */
 	raw_spin_lock(&bc_req.lock);
 	bc_req_post(expires, cpu);
@@ -336,18 +338,28 @@ static void bc_start_periodic(struct clock_event_device *bcdev)
 	}
 }
 
-/* Take tick_broadcast_lock in a broadcast handler, with tick_bc_wake free. */
-static void bc_lock_wake(void)
+/*
+ * Take tick_broadcast_lock in a broadcast handler, with tick_bc_wake free.
+ * Return: true if that meant waiting.
+ */
+static bool bc_lock_wake(void)
 	__acquires(&tick_broadcast_lock)
 {
-	raw_spin_lock(&tick_broadcast_lock);
+	bool waited = false;
+
+	if (!raw_spin_trylock(&tick_broadcast_lock)) {
+		raw_spin_lock(&tick_broadcast_lock);
+		waited = true;
+	}
 	/* Pairs with the release in bc_send_ipis(): those IPIs are out. */
 	while (smp_load_acquire(&tick_bc_waking)) {
 		raw_spin_unlock(&tick_broadcast_lock);
 		while (READ_ONCE(tick_bc_waking))
 			cpu_relax();
 		raw_spin_lock(&tick_broadcast_lock);
+		waited = true;
 	}
+	return waited;
 }
 
 /*
@@ -664,8 +676,8 @@ static void tick_handle_periodic_broadcast(struct clock_event_device *dev)
 	bc_lock_wake();
 	/*
 	 * Raised before the switch to oneshot mode, handled after it: the
-	 * oneshot expiry re-arms the device for the core, see "Races
-	 * handled" in tick-broadcast-core.c.
+	 * oneshot handler runs the expiry and re-arms the device, see
+	 * "Races handled" in tick-broadcast-core.c.
 	 */
 	if (!bc_periodic_mode()) {
 		raw_spin_unlock(&tick_broadcast_lock);
@@ -918,12 +930,20 @@ static void bc_trace_expire(struct cpumask *wake, bool local, ktime_t now)
 
 static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 {
+	unsigned int cpu = smp_processor_id(), next_cpu;
 	struct cpumask *wake = tick_bc_wake;
 	ktime_t now;
 	bool local;
 
 	lockdep_assert_irqs_disabled();
-	bc_lock_wake();
+	/*
+	 * Read before taking the lock, which every CPU entering deep idle
+	 * takes too, and again if that meant waiting, lest a sleeper that
+	 * became due meanwhile wait for the next interrupt.
+	 */
+	now = ktime_get();
+	if (bc_lock_wake())
+		now = ktime_get();
 	/*
 	 * @dev was replaced while this interrupt waited for the lock: the
 	 * replacement re-evaluates every CPU that relies on the broadcast,
@@ -933,11 +953,12 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 		raw_spin_unlock(&tick_broadcast_lock);
 		return;
 	}
-	now = ktime_get();
-	local = tick_bc_expire(&tick_bc, smp_processor_id(), now, cpumask_bits(wake));
-	/* It fired: disarmed, unless the expiry armed it again. */
+	local = tick_bc_expire(&tick_bc, cpu, now, cpumask_bits(wake), &next_cpu);
+	/* It fired: armed again for the earliest sleeper left, if any. */
 	if (tick_bc.armed == KTIME_MAX)
-		bc_req_post(KTIME_MAX, smp_processor_id());
+		bc_req_post(KTIME_MAX, cpu);
+	else
+		bc_op_arm(&tick_bc, tick_bc.armed, next_cpu);
 	bc_trace_expire(wake, local, now);
 	WRITE_ONCE(tick_bc_waking, true);
 	raw_spin_unlock(&tick_broadcast_lock);

@@ -40,6 +40,7 @@ struct fake {
 	int			owner;		/* hrtimer: where the timer is */
 	int			stuck_on;	/* hrtimer: callback running there */
 	int			caller;		/* hrtimer: the CPU arming it, -1: @cpu */
+	unsigned int		owner_calls;	/* ops->owner() calls */
 };
 
 static struct fake *to_fake(struct tick_bc *bc)
@@ -62,6 +63,7 @@ static void fake_arm(struct tick_bc *bc, ktime_t expires, unsigned int cpu)
 
 static int fake_owner(struct tick_bc *bc)
 {
+	to_fake(bc)->owner_calls++;
 	return to_fake(bc)->owner;
 }
 
@@ -123,6 +125,27 @@ static enum tick_bc_enter_result enter(struct fake *f, unsigned int cpu, s64 wak
 	struct tick_bc_enter_out out;
 
 	return tick_bc_enter(&f->bc, cpu, wakeup, &out);
+}
+
+/*
+ * The device fires on @this_cpu at @now, and its interrupt handler arms it
+ * again, from @this_cpu, for what the expiry leaves.
+ */
+static bool fire(struct fake *f, unsigned int this_cpu, s64 now)
+{
+	int caller = f->caller;
+	unsigned int cpu;
+	bool local;
+
+	local = tick_bc_expire(&f->bc, this_cpu, now, f->wake, &cpu);
+	if (f->bc.armed == KTIME_MAX) {
+		f->armed_at = KTIME_MAX;
+		return local;
+	}
+	f->caller = this_cpu;
+	fake_arm(&f->bc, f->bc.armed, cpu);
+	f->caller = caller;
+	return local;
 }
 
 /*
@@ -354,7 +377,7 @@ static void first_switch_hands_over_periodic_cpus(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->armed_at, 1000);
 
 	/* One period later every handed-over CPU gets its tick. */
-	tick_bc_expire(&f->bc, 0, 1000, f->wake);
+	fire(f, 0, 1000);
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 3);
 	KUNIT_EXPECT_FALSE(test, woken(f, 0));
 }
@@ -449,7 +472,7 @@ static void exit_after_expiry_forces_the_cpu(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 1);
 
 	/* The late broadcast interrupt wakes it whatever its time. */
-	tick_bc_expire(&f->bc, 0, 121, f->wake);
+	fire(f, 0, 121);
 	KUNIT_EXPECT_TRUE(test, woken(f, 1));
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.force));
 	KUNIT_EXPECT_EQ(test, f->bc.nr_force, 0);
@@ -466,7 +489,7 @@ static void expiry_between_exit_and_late_step(struct kunit *test)
 
 	enter(f, 1, 100);
 	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 100), TICK_BC_EXIT_REPROGRAM);
-	tick_bc_expire(&f->bc, 0, 120, f->wake);
+	fire(f, 0, 120);
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 0);
 	KUNIT_EXPECT_EQ(test, f->bc.armed, KTIME_MAX);
 	KUNIT_EXPECT_FALSE(test, tick_bc_exit_late(&f->bc, 1, 100, 120));
@@ -475,12 +498,12 @@ static void expiry_between_exit_and_late_step(struct kunit *test)
 	enter(f, 1, 200);
 	enter(f, 2, 210);
 	KUNIT_EXPECT_EQ(test, tick_bc_exit(&f->bc, 1, 200), TICK_BC_EXIT_REPROGRAM);
-	tick_bc_expire(&f->bc, 0, 205, f->wake);
+	fire(f, 0, 205);
 	KUNIT_EXPECT_EQ(test, f->bc.armed, 210);
 	KUNIT_EXPECT_FALSE(test, tick_bc_exit_late(&f->bc, 1, 200, 205));
 	KUNIT_EXPECT_TRUE(test, tick_bc_exit_late(&f->bc, 1, 200, 215));
 	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.force));
-	tick_bc_expire(&f->bc, 0, 215, f->wake);
+	fire(f, 0, 215);
 	KUNIT_EXPECT_TRUE(test, woken(f, 1) && woken(f, 2));
 }
 
@@ -508,7 +531,7 @@ static void pending_exit_does_not_reprogram(struct kunit *test)
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
 	enter(f, 1, 100);
-	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	fire(f, 0, 100);
 	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.pending));
 	/* It wakes for another reason before the IPI is handled. */
 	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 1, 100, 101), TICK_BC_EXIT_WOKEN);
@@ -530,7 +553,7 @@ static void forced_enter_is_refused_without_trace(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, tick_bc_sleeping(&f->bc, 1));
 
 	/* The caller ignored the refusal; expiry still wakes it. */
-	tick_bc_expire(&f->bc, 0, 121, f->wake);
+	fire(f, 0, 121);
 	KUNIT_EXPECT_TRUE(test, woken(f, 1));
 	KUNIT_EXPECT_EQ(test, enter(f, 1, 300), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_TRUE(test, tick_bc_sleeping(&f->bc, 1));
@@ -542,7 +565,7 @@ static void enter_while_pending_arms_nothing(struct kunit *test)
 	int arms;
 
 	enter(f, 1, 100);
-	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	fire(f, 0, 100);
 	arms = f->arms;
 	KUNIT_EXPECT_EQ(test, enter(f, 1, 150), TICK_BC_ENTER_PENDING);
 	KUNIT_EXPECT_EQ(test, f->arms, arms);
@@ -558,7 +581,7 @@ static void expiry_wakes_the_expired_and_rearms(struct kunit *test)
 	enter(f, 1, 10);
 	enter(f, 2, 20);
 	enter(f, 3, 30);
-	KUNIT_EXPECT_FALSE(test, tick_bc_expire(&f->bc, 0, 20, f->wake));
+	KUNIT_EXPECT_FALSE(test, fire(f, 0, 20));
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 2);
 	KUNIT_EXPECT_TRUE(test, woken(f, 1));
 	KUNIT_EXPECT_TRUE(test, woken(f, 2));
@@ -567,7 +590,7 @@ static void expiry_wakes_the_expired_and_rearms(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->armed_cpu, 3);
 
 	/* Nobody left after this one: the device is left disarmed. */
-	tick_bc_expire(&f->bc, 0, 30, f->wake);
+	fire(f, 0, 30);
 	KUNIT_EXPECT_EQ(test, f->bc.armed, KTIME_MAX);
 }
 
@@ -580,14 +603,14 @@ static void expiry_past_the_first_word(struct kunit *test)
 	enter(f, 65, 10);
 	enter(f, 70, 200);
 	enter(f, 129, 100);
-	tick_bc_expire(&f->bc, 0, 10, f->wake);
+	fire(f, 0, 10);
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 1);
 	KUNIT_EXPECT_TRUE(test, woken(f, 65));
 	KUNIT_EXPECT_TRUE(test, test_bit(65, f->bc.pending));
 	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
 	KUNIT_EXPECT_EQ(test, f->armed_cpu, 129);
 
-	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	fire(f, 0, 100);
 	KUNIT_EXPECT_TRUE(test, woken(f, 129));
 	KUNIT_EXPECT_EQ(test, f->armed_at, 200);
 	KUNIT_EXPECT_EQ(test, f->armed_cpu, 70);
@@ -616,7 +639,7 @@ static void early_exit_leaves_no_sleeper_behind(struct kunit *test)
 	/* Gone from 100, asleep to 40 and 200: 40 fires, then 200, not 100. */
 	enter(f, 2, 40);
 	enter(f, 3, 200);
-	tick_bc_expire(&f->bc, 0, 40, f->wake);
+	fire(f, 0, 40);
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 1);
 	KUNIT_EXPECT_TRUE(test, woken(f, 2));
 	KUNIT_EXPECT_EQ(test, f->armed_at, 200);
@@ -625,7 +648,7 @@ static void early_exit_leaves_no_sleeper_behind(struct kunit *test)
 	/* A CPU that left before its time is not woken at that time. */
 	enter(f, 4, 300);
 	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 4, 300, 250), TICK_BC_EXIT_REPROGRAM);
-	tick_bc_expire(&f->bc, 0, 300, f->wake);
+	fire(f, 0, 300);
 	KUNIT_EXPECT_FALSE(test, woken(f, 4));
 	KUNIT_EXPECT_FALSE(test, test_bit(4, f->bc.pending));
 
@@ -643,7 +666,7 @@ static void expiry_handles_this_cpu_directly(struct kunit *test)
 
 	enter(f, 2, 10);
 	enter(f, 3, 10);
-	KUNIT_EXPECT_TRUE(test, tick_bc_expire(&f->bc, 2, 10, f->wake));
+	KUNIT_EXPECT_TRUE(test, fire(f, 2, 10));
 	KUNIT_EXPECT_FALSE(test, woken(f, 2));
 	KUNIT_EXPECT_TRUE(test, woken(f, 3));
 	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.pending));
@@ -651,7 +674,7 @@ static void expiry_handles_this_cpu_directly(struct kunit *test)
 	/* Never with the hrtimer device: its interrupt runs the timers already. */
 	h->stuck_on = 5;
 	enter(h, 2, 10);
-	KUNIT_EXPECT_FALSE(test, tick_bc_expire(&h->bc, 2, 10, h->wake));
+	KUNIT_EXPECT_FALSE(test, fire(h, 2, 10));
 	KUNIT_EXPECT_FALSE(test, woken(h, 2));
 }
 
@@ -674,7 +697,7 @@ static void expiry_never_wakes_an_offline_cpu(struct kunit *test)
 	enter(f, 4, 10);
 	__clear_bit(4, f->online);
 	kunit_info(test, "a WARNING about an offline sleeper is expected\n");
-	tick_bc_expire(&f->bc, 0, 10, f->wake);
+	fire(f, 0, 10);
 	KUNIT_EXPECT_FALSE(test, woken(f, 4));
 	KUNIT_EXPECT_FALSE(test, test_bit(4, f->bc.oneshot));
 }
@@ -686,9 +709,9 @@ static void woken_cpu_is_not_woken_twice(struct kunit *test)
 
 	enter(f, 1, 10);
 	enter(f, 2, 20);
-	tick_bc_expire(&f->bc, 0, 10, f->wake);
+	fire(f, 0, 10);
 	KUNIT_EXPECT_TRUE(test, woken(f, 1));
-	tick_bc_expire(&f->bc, 0, 20, f->wake);
+	fire(f, 0, 20);
 	KUNIT_EXPECT_FALSE(test, woken(f, 1));
 	KUNIT_EXPECT_TRUE(test, woken(f, 2));
 	KUNIT_EXPECT_TRUE(test, test_bit(1, f->bc.oneshot));
@@ -707,7 +730,7 @@ static void new_device_fires_at_once_for_sleepers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->armed_at, 0);
 
 	/* It fires at once and re-evaluates every sleeper. */
-	tick_bc_expire(&f->bc, 0, 5, f->wake);
+	fire(f, 0, 5);
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 0);
 	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
 }
@@ -722,21 +745,45 @@ static void device_busy_while_anybody_relies_on_it(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, tick_bc_busy(&f->bc));
 	exit_at(&f->bc, 1, 100, 120);
 	KUNIT_EXPECT_TRUE(test, tick_bc_busy(&f->bc));
-	tick_bc_expire(&f->bc, 0, 120, f->wake);
+	fire(f, 0, 120);
 	KUNIT_EXPECT_FALSE(test, tick_bc_busy(&f->bc));
 }
 
 /* ------------------------------------------------------------ hrtimer */
 
+/*
+ * The CPU holding the hrtimer device may not sleep. While the CPU its last
+ * arming found it on is online, that is the holder, and no enter asks
+ * ops->owner(). When that CPU dies, the hotplug code moves the timer to
+ * another CPU without arming it, before the pull: enters ask then.
+ */
 static void hrtimer_owner_may_not_sleep(struct kunit *test)
 {
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, true);
 
-	enter(f, 1, 100);	/* armed from CPU 1 ... */
-	f->owner = 2;		/* ... but the timer sits on CPU 2 */
+	/* CPU 1 arms it on itself and backs out. */
+	KUNIT_EXPECT_EQ(test, enter(f, 1, 100), TICK_BC_ENTER_BUSY_OWNER);
+	f->owner_calls = 0;
+	KUNIT_EXPECT_EQ(test, enter(f, 3, 200), TICK_BC_ENTER_QUEUED);
+	KUNIT_EXPECT_EQ(test, enter(f, 1, 300), TICK_BC_ENTER_BUSY_OWNER);
+	KUNIT_EXPECT_EQ(test, f->owner_calls, 0);
+
+	/* CPU 1 dies: offline first, then its timer goes to CPU 2. */
+	__clear_bit(1, f->online);
+	tick_bc_offline(&f->bc, 1);
+	f->owner = 2;
 	KUNIT_EXPECT_TRUE(test, tick_bc_owner_busy(&f->bc, 2));
 	KUNIT_EXPECT_EQ(test, enter(f, 2, 300), TICK_BC_ENTER_BUSY_OWNER);
 	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.oneshot));
+	KUNIT_EXPECT_EQ(test, enter(f, 4, 300), TICK_BC_ENTER_QUEUED);
+	KUNIT_EXPECT_GT(test, f->owner_calls, 0);
+
+	/* The pull re-arms it on the control CPU 0: CPU 2 may sleep. */
+	f->caller = 0;
+	tick_bc_pull(&f->bc, 1, 0);
+	f->caller = -1;
+	KUNIT_EXPECT_EQ(test, f->bc.armed_on, 0);
+	KUNIT_EXPECT_EQ(test, enter(f, 2, 300), TICK_BC_ENTER_QUEUED);
 }
 
 static void hrtimer_arming_cpu_backs_out(struct kunit *test)
@@ -844,7 +891,7 @@ static void setup_resets_a_running_cpu(struct kunit *test)
 	struct fake *f = fake_oneshot(test, NR_TEST_CPUS, false);
 
 	enter(f, 1, 100);
-	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	fire(f, 0, 100);
 	tick_bc_cpu_reset(&f->bc, 1);
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.oneshot));
 	KUNIT_EXPECT_FALSE(test, test_bit(1, f->bc.pending));
@@ -876,7 +923,7 @@ static void coalescing_wakes_the_followers_within_the_window(struct kunit *test)
 	/* Armed for the earliest sleeper, never later. */
 	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
 
-	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	fire(f, 0, 100);
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 3);
 	KUNIT_EXPECT_TRUE(test, woken(f, 1) && woken(f, 2) && woken(f, 3));
 	KUNIT_EXPECT_TRUE(test, test_bit(2, f->bc.pending));
@@ -884,7 +931,7 @@ static void coalescing_wakes_the_followers_within_the_window(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->armed_cpu, 4);
 
 	/* A late interrupt: the due ones, and the window counts from now. */
-	tick_bc_expire(&f->bc, 0, 360, f->wake);
+	fire(f, 0, 360);
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 2);
 	KUNIT_EXPECT_TRUE(test, woken(f, 4) && woken(f, 5));
 	KUNIT_EXPECT_EQ(test, f->bc.armed, KTIME_MAX);
@@ -896,14 +943,14 @@ static void coalescing_off_wakes_only_the_due(struct kunit *test)
 
 	enter(f, 1, 100);
 	enter(f, 2, 130);
-	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	fire(f, 0, 100);
 	KUNIT_EXPECT_TRUE(test, woken(f, 2));
 	exit_at(&f->bc, 2, 130, 101);
 
 	KUNIT_ASSERT_EQ(test, tick_bc_set_window(&f->bc, 0), 0);
 	KUNIT_EXPECT_EQ(test, enter(f, 2, 130), TICK_BC_ENTER_QUEUED);
 	enter(f, 3, 131);
-	tick_bc_expire(&f->bc, 0, 130, f->wake);
+	fire(f, 0, 130);
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 1);
 	KUNIT_EXPECT_TRUE(test, woken(f, 2));
 	KUNIT_EXPECT_EQ(test, f->armed_at, 131);
@@ -921,7 +968,7 @@ static void coalescing_skips_cpus_with_a_periodic_tick(struct kunit *test)
 	enter(f, 1, 100);
 	enter(f, 3, 120);
 	enter(f, 4, 140);
-	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	fire(f, 0, 100);
 	KUNIT_EXPECT_EQ(test, nr_woken(f), 2);
 	KUNIT_EXPECT_TRUE(test, woken(f, 1) && woken(f, 4));
 	KUNIT_EXPECT_TRUE(test, tick_bc_sleeping(&f->bc, 3));
@@ -949,7 +996,7 @@ static void coalescing_skips_cpus_with_a_low_resolution_tick(struct kunit *test)
 	enter(f, 1, 100);
 	enter(f, 3, 120);
 	enter(f, 4, 140);
-	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	fire(f, 0, 100);
 	KUNIT_EXPECT_TRUE(test, woken(f, 1) && woken(f, 4));
 	KUNIT_EXPECT_FALSE(test, woken(f, 3));
 	KUNIT_EXPECT_TRUE(test, tick_bc_sleeping(&f->bc, 3));
@@ -969,7 +1016,7 @@ static void coalesced_cpu_reentering_for_the_same_time_is_queued(struct kunit *t
 
 	enter(f, 1, 100);
 	enter(f, 2, 130);
-	tick_bc_expire(&f->bc, 0, 100, f->wake);
+	fire(f, 0, 100);
 	KUNIT_EXPECT_TRUE(test, woken(f, 2));
 	KUNIT_EXPECT_EQ(test, exit_at(&f->bc, 2, 130, 101), TICK_BC_EXIT_WOKEN);
 	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 2, 130, &out), TICK_BC_ENTER_QUEUED);
@@ -986,7 +1033,7 @@ static void coalescing_runs_this_cpu_early_too(struct kunit *test)
 
 	enter(f, 1, 100);
 	enter(f, 2, 120);
-	KUNIT_EXPECT_TRUE(test, tick_bc_expire(&f->bc, 2, 100, f->wake));
+	KUNIT_EXPECT_TRUE(test, fire(f, 2, 100));
 	KUNIT_EXPECT_FALSE(test, woken(f, 2));
 	KUNIT_EXPECT_FALSE(test, test_bit(2, f->bc.pending));
 	/* Its exit sees a future event: its local device is reprogrammed. */
@@ -1052,7 +1099,7 @@ static void coalescing_matches_the_greedy_optimum(struct kunit *test)
 			enter(f, cpu, t[cpu - 1]);
 		}
 		for (irqs = 0; (now = f->bc.armed) != KTIME_MAX; irqs++) {
-			tick_bc_expire(&f->bc, 0, now, f->wake);
+			fire(f, 0, now);
 			for_each_set_bit(cpu, f->wake, nr) {
 				KUNIT_ASSERT_GE(test, t[cpu - 1], now);
 				KUNIT_ASSERT_LE(test, t[cpu - 1], now + w);
@@ -1230,6 +1277,11 @@ static void sim_check(struct sim *s)
 	SIM_CHECK(s, tick_bc_oneshot_mode(bc) == s->oneshot, "mode %d, model oneshot %d",
 		  bc->dev.mode, s->oneshot);
 	SIM_CHECK(s, bc->forced == s->forced, "FORCE latch %d, model %d", bc->forced, s->forced);
+	/* The CPU noted at the last arming holds the timer while online. */
+	if (tick_bc_hrtimer(bc) && bc->armed != KTIME_MAX && bc->armed_on >= 0 &&
+	    test_bit(bc->armed_on, s->f->online))
+		SIM_CHECK(s, bc->armed_on == owner, "hrtimer noted on CPU%d, runs on CPU%d",
+			  bc->armed_on, owner);
 	/* The hrtimer device runs on its owner: it must be running code. */
 	if (tick_bc_hrtimer(bc) && bc->armed != KTIME_MAX)
 		SIM_CHECK(s, owner >= 0 && owner < (int)s->f->nr &&
@@ -1283,7 +1335,7 @@ static void sim_fire(struct sim *s, unsigned int this_cpu)
 	/* A oneshot device fires once. */
 	f->armed_at = KTIME_MAX;
 	f->caller = this_cpu;
-	local = tick_bc_expire(&f->bc, this_cpu, s->now, f->wake);
+	local = fire(f, this_cpu, s->now);
 	for (cpu = 0; cpu < f->nr; cpu++) {
 		struct model *m = &s->m[cpu];
 		bool due = sim_due(s, m);
@@ -1444,16 +1496,19 @@ static void sim_hotplug(struct sim *s, unsigned int cpu)
 	ctl = sim_running_cpu(s, cpu);
 	if (m->state != M_AWAKE || ctl >= f->nr)
 		return;
-	/* The hotplug code may move the timer before the pull. */
+	/*
+	 * Offline first, then the tick's dying callback, then the hotplug
+	 * code may move the timer, before the pull.
+	 */
+	__clear_bit(cpu, f->online);
+	tick_bc_offline(&f->bc, cpu);
+	*m = (struct model) { .state = M_OFFLINE };
 	was_owner = f->owner == (int)cpu;
 	if (was_owner && sim_rand(s, 2)) {
 		to = sim_running_cpu(s, cpu);
 		f->owner = to;
 		s->c.migrated++;
 	}
-	tick_bc_offline(&f->bc, cpu);
-	__clear_bit(cpu, f->online);
-	*m = (struct model) { .state = M_OFFLINE };
 
 	pulls = tick_bc_hrtimer(&f->bc) && f->bc.armed != KTIME_MAX && was_owner;
 	forced = s->m[ctl].state == M_FORCED;
@@ -1935,7 +1990,7 @@ static u64 bench_core_expire(struct kunit *test, unsigned int n, u64 *ns)
 	for (i = 0; i < BENCH_ROUNDS; i++) {
 		enter(f, 1, 1000);
 		t0 = ktime_get_ns();
-		tick_bc_expire(&f->bc, 0, 1000, f->wake);
+		fire(f, 0, 1000);
 		ns[i] = ktime_get_ns() - t0;
 		KUNIT_ASSERT_TRUE(test, woken(f, 1));
 		exit_at(&f->bc, 1, 2000, 1001);
