@@ -448,6 +448,18 @@ static void block_exec(unsigned int cpu, void *udata)
 	 * to the end of the access: count that, and not its end.
 	 */
 	cut = prev && v->io_end > prev->vaddr && v->io_end < prev->end;
+	/*
+	 * QEMU 7.2's x86 translator backs an instruction that crosses into
+	 * the next page out of a block it does not start, and translates it
+	 * as the first of the next block; the plugin still got the block
+	 * with that instruction, half decoded, as its last (fixed in QEMU
+	 * 8.2). The next block then starts where that one does: the block
+	 * before ended without it, and a "call" there was never made.
+	 */
+	if (prev && !cut && prev->n > 1 && b->vaddr == prev->insn[prev->n - 1].vaddr) {
+		cut = true;
+		v->io_end = b->vaddr;
+	}
 	if (prev) {
 		unsigned int n = prev->n;
 
