@@ -602,9 +602,9 @@ bool tick_bc_owner_busy(struct tick_bc *bc, unsigned int cpu)
 
 	if (!tick_bc_hrtimer(bc) || bc->armed == KTIME_MAX)
 		return false;
-	owner = bc->armed_on;
+	owner = tick_bc_known_owner(bc);
 	/* Moved off a dying CPU by the hotplug code: ask where it is now. */
-	if (owner < 0 || !test_bit(owner, bc->online))
+	if (owner < 0)
 		owner = bc->ops->owner(bc);
 	return owner == (int)cpu;
 }

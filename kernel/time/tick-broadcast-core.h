@@ -252,24 +252,28 @@ static inline bool tick_bc_periodic_empty(struct tick_bc *bc)
 }
 
 /*
- * Where the armed hrtimer device runs, known without asking ops->owner():
- * armed_on holds the timer while it is online (see "Races handled" 5 in
- * tick-broadcast-core.c).
+ * The CPU holding the armed hrtimer device, known without asking
+ * ops->owner(): armed_on while it is online (see "Races handled" 5 in
+ * tick-broadcast-core.c); -1 if not known.
  */
+static inline int tick_bc_known_owner(const struct tick_bc *bc)
+{
+	return bc->armed_on >= 0 && test_bit(bc->armed_on, bc->online) ? bc->armed_on : -1;
+}
 
-/* @cpu, which runs this, holds the armed hrtimer device. */
+/* @cpu, which runs this and so is online, holds the armed hrtimer device. */
 static inline bool tick_bc_owner_is(const struct tick_bc *bc, unsigned int cpu)
 {
 	return tick_bc_oneshot_mode(bc) && tick_bc_hrtimer(bc) &&
 	       bc->armed != KTIME_MAX && bc->armed_on == (int)cpu;
 }
 
-/* The hrtimer device is not armed, or another CPU, online, holds it. */
+/* The hrtimer device is not armed, or another CPU is known to hold it. */
 static inline bool tick_bc_owner_elsewhere(const struct tick_bc *bc, unsigned int cpu)
 {
-	return bc->armed == KTIME_MAX ||
-	       (bc->armed_on >= 0 && bc->armed_on != (int)cpu &&
-		test_bit(bc->armed_on, bc->online));
+	int owner = tick_bc_known_owner(bc);
+
+	return bc->armed == KTIME_MAX || (owner >= 0 && owner != (int)cpu);
 }
 
 /**
