@@ -139,7 +139,9 @@ def arm64_dtb(smp: int, cpu: str = ARCHES['arm64'].cpu, memory: str = MEMORY) ->
 
 	Dumped by QEMU (-M virt,dumpdtb=) with the machine's -smp and -m, and
 	recompiled by dtc (the raw dump passed to -dtb boots to a silent
-	console).
+	console). Without the random seeds (dtb-randomness=off): QEMU fills
+	any rng-seed or kaslr-seed in a -dtb anew at every boot, and the
+	guest's random numbers would make deterministic runs differ.
 	"""
 	name = re.sub(r'[^\w.-]', '_', f'virt-{cpu}-smp{smp}-m{memory}')
 	out = workspace.CACHE / 'dtb' / f'{name}.dtb'
@@ -147,10 +149,12 @@ def arm64_dtb(smp: int, cpu: str = ARCHES['arm64'].cpu, memory: str = MEMORY) ->
 		return out
 	out.parent.mkdir(parents=True, exist_ok=True)
 	raw = out.with_suffix('.raw')
-	run(['qemu-system-aarch64', '-M', f'virt,dumpdtb={raw}', '-cpu', cpu, '-smp', str(smp),
+	run(['qemu-system-aarch64', '-M', f'virt,dumpdtb={raw},dtb-randomness=off', '-cpu', cpu, '-smp', str(smp),
 	     '-m', memory, '-nodefaults', '-display', 'none'], stderr=subprocess.DEVNULL)
 	dts = subprocess.run(['dtc', '-q', '-I', 'dtb', '-O', 'dts', str(raw)],
 			     capture_output=True, text=True, check=True).stdout
+	if re.search(r'\b(rng|kaslr)-seed\b', dts):
+		raise RuntimeError(f'{raw}: random seeds left in the device tree')
 	dts, n = re.subn(r'(\n\s*timer \{[^}]*?)\n\s*always-on;', r'\1', dts)
 	if n != 1:
 		raise RuntimeError(f'{raw}: no "always-on" in the timer node to remove')
