@@ -300,8 +300,7 @@ static void note_armed_on(struct tick_bc *bc)
 
 static void bc_arm(struct tick_bc *bc, ktime_t expires, unsigned int cpu)
 {
-	bc->armed = expires;
-	bc->ops->arm(bc, expires, cpu);
+	__tick_bc_arm(bc, expires, cpu);
 	note_armed_on(bc);
 }
 

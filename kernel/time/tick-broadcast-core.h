@@ -252,6 +252,16 @@ static inline bool tick_bc_periodic_empty(struct tick_bc *bc)
 }
 
 /*
+ * Arm the device for @expires, its interrupt for @cpu. The core's own
+ * arming also notes where the hrtimer device went (bc_arm()).
+ */
+static inline void __tick_bc_arm(struct tick_bc *bc, ktime_t expires, unsigned int cpu)
+{
+	bc->armed = expires;
+	bc->ops->arm(bc, expires, cpu);
+}
+
+/*
  * The CPU holding the armed hrtimer device, known without asking
  * ops->owner(): armed_on while it is online (see "Races handled" 5 in
  * tick-broadcast-core.c); -1 if not known.
@@ -289,10 +299,12 @@ static inline bool tick_bc_owner_elsewhere(const struct tick_bc *bc, unsigned in
  * device armed if the CPU is now the earliest sleeper.
  *
  * The common case is inline, since it runs around every deep idle state:
- * in oneshot mode, a CPU neither forced nor woken, the device armed no
- * later and, the hrtimer device, known to run elsewhere, only notes its
- * time and marks itself as sleeping; the CPU known to hold the hrtimer
- * device is refused. Every other case goes through __tick_bc_enter().
+ * in oneshot mode, a CPU neither forced nor woken notes its time, marks
+ * itself as sleeping and, if it is now the earliest sleeper, arms the
+ * device. With the hrtimer device only a CPU that arms nothing and that
+ * the device is known to run elsewhere does so inline, and the CPU known
+ * to hold it is refused: arming it may move the timer to the CPU that
+ * arms. Every other case goes through __tick_bc_enter().
  *
  * Return: what became of the enter. The refusals (see
  * tick_bc_enter_refused()) mean the CPU must not stop its local device: it
@@ -307,9 +319,9 @@ tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup,
 {
 	struct tick_bc_entered e;
 
-	if (!tick_bc_oneshot_mode(bc) || wakeup < bc->armed ||
+	if (!tick_bc_oneshot_mode(bc) ||
 	    test_bit(cpu, bc->force) || test_bit(cpu, bc->pending) ||
-	    (tick_bc_hrtimer(bc) && !tick_bc_owner_elsewhere(bc, cpu))) {
+	    (tick_bc_hrtimer(bc) && (wakeup < bc->armed || !tick_bc_owner_elsewhere(bc, cpu)))) {
 		if (tick_bc_owner_is(bc, cpu)) {
 			*out = (struct tick_bc_enter_out) { };
 			return TICK_BC_ENTER_BUSY_OWNER;
@@ -322,6 +334,10 @@ tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup,
 	bc->wakeup[cpu] = wakeup;
 	__set_bit(cpu, bc->oneshot);
 	*out = (struct tick_bc_enter_out) { .stop_local = true };
+	if (wakeup < bc->armed) {
+		__tick_bc_arm(bc, wakeup, cpu);
+		out->armed = true;
+	}
 	return TICK_BC_ENTER_QUEUED;
 }
 

@@ -963,8 +963,14 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 	WRITE_ONCE(tick_bc_waking, true);
 	raw_spin_unlock(&tick_broadcast_lock);
 
-	bc_send_ipis(wake);
+	/*
+	 * The device first: a virtual CPU sending IPIs may be descheduled,
+	 * a device write that spans that can find its time passed (an HPET
+	 * write reads the counter back), and failed retries raise the
+	 * device's minimum delta for good (clockevents_program_min_delta()).
+	 */
 	bc_dev_flush();
+	bc_send_ipis(wake);
 	/*
 	 * This CPU's own event: run its handler here, not by IPI, and not
 	 * under the lock, which switching to oneshot mode takes.
@@ -1102,14 +1108,14 @@ void tick_broadcast_switch_to_oneshot(void)
 }
 
 /* Deep idle through this CPU's own wakeup device; -ENODEV if it has none. */
-static int wakeup_dev_control(enum tick_broadcast_state state,
-			      struct tick_device *td, int cpu)
+static int wakeup_dev_control(enum tick_broadcast_state state, struct tick_device *td)
 {
-	struct clock_event_device *wd = per_cpu(tick_wakeup_dev, cpu);
+	struct clock_event_device *wd = __this_cpu_read(tick_wakeup_dev);
 	struct clock_event_device *dev = td->evtdev;
 
 	lockdep_assert_irqs_disabled();
-	if (td->mode != TICKDEV_MODE_ONESHOT || !wd)
+	/* Few machines have one: test that first. */
+	if (!wd || td->mode != TICKDEV_MODE_ONESHOT)
 		return -ENODEV;
 
 	if (state == TICK_BROADCAST_ENTER) {
@@ -1147,9 +1153,11 @@ static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 	/* Nothing armed, nothing to write: see the top of this file. */
 	if (out.armed)
 		bc_dev_flush();
-	if (out.stop_local)
-		clockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);
-	return tick_bc_enter_refused(r) ? -EBUSY : 0;
+	if (!out.stop_local)
+		return tick_bc_enter_refused(r) ? -EBUSY : 0;
+	/* Never asked of a refused enter. */
+	clockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);
+	return 0;
 }
 
 /*
@@ -1250,7 +1258,7 @@ int __tick_broadcast_oneshot_control(enum tick_broadcast_state state)
 	struct tick_device *td = this_cpu_ptr(&tick_cpu_device);
 	unsigned int cpu = smp_processor_id();
 
-	if (!wakeup_dev_control(state, td, cpu))
+	if (!wakeup_dev_control(state, td))
 		return 0;
 	return bc_oneshot_control(state, td->evtdev, cpu);
 }
