@@ -252,8 +252,9 @@ static inline bool tick_bc_periodic_empty(struct tick_bc *bc)
 }
 
 /*
- * Arm the device for @expires, its interrupt for @cpu. The core's own
- * arming also notes where the hrtimer device went (bc_arm()).
+ * Arm the device for @expires, its interrupt for @cpu. Not for the
+ * hrtimer device, whose holder must be noted right after it is armed
+ * (bc_arm() in tick-broadcast-core.c).
  */
 static inline void __tick_bc_arm(struct tick_bc *bc, ktime_t expires, unsigned int cpu)
 {
@@ -301,10 +302,10 @@ static inline bool tick_bc_owner_elsewhere(const struct tick_bc *bc, unsigned in
  * The common case is inline, since it runs around every deep idle state:
  * in oneshot mode, a CPU neither forced nor woken notes its time, marks
  * itself as sleeping and, if it is now the earliest sleeper, arms the
- * device. With the hrtimer device only a CPU that arms nothing and that
- * the device is known to run elsewhere does so inline, and the CPU known
- * to hold it is refused: arming it may move the timer to the CPU that
- * arms. Every other case goes through __tick_bc_enter().
+ * device. With the hrtimer device the inline path never arms: arming may
+ * move the timer to the arming CPU. It is taken only when the device is
+ * armed early enough and known to run on another CPU, and the CPU known
+ * to hold it is refused. Every other case goes through __tick_bc_enter().
  *
  * Return: what became of the enter. The refusals (see
  * tick_bc_enter_refused()) mean the CPU must not stop its local device: it
@@ -321,7 +322,8 @@ tick_bc_enter(struct tick_bc *bc, unsigned int cpu, ktime_t wakeup,
 
 	if (!tick_bc_oneshot_mode(bc) ||
 	    test_bit(cpu, bc->force) || test_bit(cpu, bc->pending) ||
-	    (tick_bc_hrtimer(bc) && (wakeup < bc->armed || !tick_bc_owner_elsewhere(bc, cpu)))) {
+	    (tick_bc_hrtimer(bc) &&
+	     (wakeup < bc->armed || !tick_bc_owner_elsewhere(bc, cpu)))) {
 		if (tick_bc_owner_is(bc, cpu)) {
 			*out = (struct tick_bc_enter_out) { };
 			return TICK_BC_ENTER_BUSY_OWNER;

@@ -963,14 +963,8 @@ static void tick_handle_oneshot_broadcast(struct clock_event_device *dev)
 	WRITE_ONCE(tick_bc_waking, true);
 	raw_spin_unlock(&tick_broadcast_lock);
 
-	/*
-	 * The device first: a virtual CPU sending IPIs may be descheduled,
-	 * a device write that spans that can find its time passed (an HPET
-	 * write reads the counter back), and failed retries raise the
-	 * device's minimum delta for good (clockevents_program_min_delta()).
-	 */
-	bc_dev_flush();
 	bc_send_ipis(wake);
+	bc_dev_flush();
 	/*
 	 * This CPU's own event: run its handler here, not by IPI, and not
 	 * under the lock, which switching to oneshot mode takes.
@@ -1114,7 +1108,6 @@ static int wakeup_dev_control(enum tick_broadcast_state state, struct tick_devic
 	struct clock_event_device *dev = td->evtdev;
 
 	lockdep_assert_irqs_disabled();
-	/* Few machines have one: test that first. */
 	if (!wd || td->mode != TICKDEV_MODE_ONESHOT)
 		return -ENODEV;
 
@@ -1153,11 +1146,12 @@ static int bc_enter(struct clock_event_device *dev, unsigned int cpu)
 	/* Nothing armed, nothing to write: see the top of this file. */
 	if (out.armed)
 		bc_dev_flush();
-	if (!out.stop_local)
-		return tick_bc_enter_refused(r) ? -EBUSY : 0;
-	/* Never asked of a refused enter. */
-	clockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);
-	return 0;
+	if (out.stop_local) {
+		/* Only a queued enter stops its local device. */
+		clockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);
+		return 0;
+	}
+	return tick_bc_enter_refused(r) ? -EBUSY : 0;
 }
 
 /*

@@ -229,7 +229,7 @@ MUTANTS = [
 	Mutant('enter-no-flush', GLUE, 'enter records an arming and never writes it',
 	       '\tif (out.armed)\n\t\tbc_dev_flush();\n', ''),
 	Mutant('expiry-no-flush', GLUE, 'expiry re-arms and never writes it',
-	       '\tbc_dev_flush();\n\tbc_send_ipis(wake);\n', '\tbc_send_ipis(wake);\n'),
+	       '\tbc_send_ipis(wake);\n\tbc_dev_flush();\n', '\tbc_send_ipis(wake);\n'),
 	Mutant('install-two-steps', GLUE,
 	       'a device installed in oneshot mode gets its handler after the lock was let go of',
 	       '\tif (installed && notify && tick_broadcast_oneshot_active()) {\n'
@@ -263,8 +263,8 @@ MUTANTS = [
 	Mutant('exit-no-reprogram', GLUE, 'an early exit does not reprogram the CPU\'s device',
 	       '\t\tclockevents_program_event(dev, dev->next_event, true);\n', ''),
 	Mutant('enter-keeps-local', GLUE, "enter leaves the CPU's device running",
-	       '\t/* Never asked of a refused enter. */\n'
-	       '\tclockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);\n', ''),
+	       '\t\t/* Only a queued enter stops its local device. */\n'
+	       '\t\tclockevents_switch_state(dev, CLOCK_EVT_STATE_SHUTDOWN);\n', ''),
 	Mutant('never-steered', GLUE, 'the interrupt is never steered to the CPU it is armed for',
 	       '\tif (!(bcdev->features & CLOCK_EVT_FEAT_DYNIRQ) || cpumask_equal(bcdev->cpumask, mask))\n',
 	       '\tif (1)\n'),
