@@ -101,6 +101,7 @@ all under $TB_CACHE/runs/bench/.
 
 import argparse
 import dataclasses
+import fcntl
 import json
 import re
 import shutil
@@ -814,8 +815,23 @@ def plot(raw: Dict[str, Any], path: Path) -> str:
 	return f'lateness CDFs: {path}'
 
 
+def hold_bench_lock() -> Any:
+	"""One bench at a time: each builds the trees and starts by emptying
+	runs/bench, which would pull another's boot directories from under
+	it. The lock goes with the returned file, closed at exit."""
+	workspace.RUNS.mkdir(parents=True, exist_ok=True)
+	f = open(workspace.RUNS / 'bench.lock', 'w')
+	try:
+		fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+	except BlockingIOError:
+		f.close()
+		raise SystemExit(f'bench: another bench is running (it holds {f.name})')
+	return f
+
+
 def cmd_bench(args: argparse.Namespace) -> None:
 	t0 = time.time()
+	lock = hold_bench_lock()	# held until the bench returns
 	workspace.install_deps(depends={'/usr/lib/python3/dist-packages/matplotlib':
 					'python3-matplotlib'})
 	names = args.workloads.split(',') if args.workloads else list(WORKLOADS)
