@@ -406,6 +406,7 @@ void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
 void tick_bc_set_device(struct tick_bc *bc, struct clock_event_device *dev)
 {
 	WRITE_ONCE(bc->dev.evtdev, dev);
+	bc->hrtimer = dev && (dev->features & CLOCK_EVT_FEAT_HRTIMER);
 	bc->armed = KTIME_MAX;
 }
 

@@ -173,6 +173,9 @@ struct tick_bc_entered {
  *		as ops->owner() gave it or, after an expiry, the CPU that
  *		ran it (-1 before any)
  * @forced:	TICK_BROADCAST_FORCE was requested: OFF is ignored from now on
+ * @hrtimer:	@dev is the hrtimer pseudo device (CLOCK_EVT_FEAT_HRTIMER),
+ *		kept by tick_bc_set_device() for the idle path and the
+ *		expiry, which test it at every call
  *
  * The caller serialises every function on one instance (one lock).
  */
@@ -193,6 +196,7 @@ struct tick_bc {
 	ktime_t				armed;
 	int				armed_on;
 	bool				forced;
+	bool				hrtimer;
 };
 
 /* Bitmaps of one instance: on, periodic, oneshot, pending, force, early_ok. */
@@ -232,7 +236,7 @@ bool tick_bc_pull(struct tick_bc *bc, unsigned int dead_cpu, unsigned int this_c
 /* The broadcast device is the hrtimer pseudo device (or one like it). */
 static inline bool tick_bc_hrtimer(const struct tick_bc *bc)
 {
-	return bc->dev.evtdev && (bc->dev.evtdev->features & CLOCK_EVT_FEAT_HRTIMER);
+	return bc->hrtimer;
 }
 
 static inline bool tick_bc_oneshot_mode(const struct tick_bc *bc)
