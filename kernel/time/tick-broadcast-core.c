@@ -401,7 +401,8 @@ void tick_bc_init(struct tick_bc *bc, const struct tick_bc_ops *ops,
  * @dev:	the device now, NULL for none
  *
  * A new device starts shut down, so nothing is armed. Lockless readers
- * may look at the device pointer.
+ * may look at the device pointer only; whether it is the hrtimer device
+ * is read under the caller's lock.
  */
 void tick_bc_set_device(struct tick_bc *bc, struct clock_event_device *dev)
 {

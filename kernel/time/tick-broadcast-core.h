@@ -173,9 +173,8 @@ struct tick_bc_entered {
  *		as ops->owner() gave it or, after an expiry, the CPU that
  *		ran it (-1 before any)
  * @forced:	TICK_BROADCAST_FORCE was requested: OFF is ignored from now on
- * @hrtimer:	@dev is the hrtimer pseudo device (CLOCK_EVT_FEAT_HRTIMER),
- *		kept by tick_bc_set_device() for the idle path and the
- *		expiry, which test it at every call
+ * @hrtimer:	@dev.evtdev has CLOCK_EVT_FEAT_HRTIMER (the hrtimer pseudo
+ *		device); set only by tick_bc_set_device()
  *
  * The caller serialises every function on one instance (one lock).
  */

@@ -735,8 +735,12 @@ static void new_device_fires_at_once_for_sleepers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->armed_at, 100);
 }
 
-/* A device that replaces the hrtimer one is taken for what it is. */
-static void new_device_replacing_the_hrtimer_one(struct kunit *test)
+/*
+ * A device that replaces the hrtimer one is not treated as it: a CPU may
+ * rely on its periodic broadcast, and an arming enter stops its local
+ * device without asking where the device runs.
+ */
+static void replacing_the_hrtimer_device_drops_its_rules(struct kunit *test)
 {
 	struct fake *f = fake_new(test, NR_TEST_CPUS, true);
 	struct tick_bc_enter_out out;
@@ -745,7 +749,6 @@ static void new_device_replacing_the_hrtimer_one(struct kunit *test)
 	tick_bc_set_device(&f->bc, &fake_bc_dev);
 	KUNIT_EXPECT_EQ(test, enter(f, 1, 100), TICK_BC_ENTER_PERIODIC);
 
-	/* An arming enter stops its local device and asks for no owner. */
 	tick_bc_switch_oneshot(&f->bc, 0, true, 0, false);
 	KUNIT_EXPECT_EQ(test, tick_bc_enter(&f->bc, 1, 100, &out), TICK_BC_ENTER_QUEUED);
 	KUNIT_EXPECT_TRUE(test, out.armed);
@@ -1939,7 +1942,7 @@ static struct kunit_case tick_broadcast_core_cases[] = {
 	KUNIT_CASE(expiry_never_wakes_an_offline_cpu),
 	KUNIT_CASE(woken_cpu_is_not_woken_twice),
 	KUNIT_CASE(new_device_fires_at_once_for_sleepers),
-	KUNIT_CASE(new_device_replacing_the_hrtimer_one),
+	KUNIT_CASE(replacing_the_hrtimer_device_drops_its_rules),
 	KUNIT_CASE(device_busy_while_anybody_relies_on_it),
 	KUNIT_CASE(hrtimer_owner_may_not_sleep),
 	KUNIT_CASE(hrtimer_arming_cpu_backs_out),
